@@ -1,0 +1,106 @@
+# corosched developer Makefile (the rockspec does release builds).
+#   make            build build/corosched/core.so
+#   make test       set up (make deps), build, run every spec
+#   make demo       set up, build, run examples/demo.lua
+#   make check-asan / check-valgrind / lint / bench   see README
+LUA_VERSION ?= 5.4
+LUA         ?= lua$(LUA_VERSION)
+LUA_INC     ?= $(shell pkg-config --cflags lua$(LUA_VERSION) 2>/dev/null)
+EVENT_LIBS  ?= $(shell pkg-config --libs libevent_core 2>/dev/null || echo -levent_core)
+BUILD       ?= build
+
+CSTD    = -std=c99 -D_GNU_SOURCE
+CWARNS  = -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wpointer-arith \
+          -Wcast-align -Wformat=2 -Wvla -Wstrict-prototypes \
+          -Wmissing-prototypes -Wmissing-declarations \
+          -Wdeclaration-after-statement
+WERROR ?= -Werror
+OPT    ?= -O2 -g
+DEFS   ?=
+CFLAGS += $(CSTD) $(OPT) $(CWARNS) $(WERROR) $(DEFS) -fPIC \
+          -fvisibility=hidden $(LUA_INC) -Icsrc
+LDFLAGS_SO = -shared $(EXTRA_LDFLAGS)
+
+SRCS = csrc/corosched.c csrc/cs_sched.c csrc/cs_thread.c \
+       csrc/cs_coroutine.c csrc/cs_timer.c csrc/cs_sync.c
+HDRS = $(wildcard csrc/*.h)
+OBJS = $(SRCS:csrc/%.c=$(BUILD)/%.o)
+MOD  = $(BUILD)/corosched/core.so
+
+BUSTED_ARGS ?=
+BUSTED = $(LUA) /usr/bin/busted --ignore-lua --cpath='$(BUILD)/?.so' \
+         --lpath='lua/?.lua;lua/?/init.lua' $(BUSTED_ARGS)
+
+all: $(MOD)
+
+$(BUILD)/%.o: csrc/%.c $(HDRS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(MOD): $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SO) -o $@ $(OBJS) $(EVENT_LIBS)
+
+# what a fresh Debian 12 machine lacks, installed only when missing
+deps:
+	@sh .ci/deps.sh
+
+# prints the environment that loads corosched from this checkout:
+#   eval "$(make -s env)"
+env:
+	@echo "export LUA_PATH='$(CURDIR)/lua/?.lua;$(CURDIR)/lua/?/init.lua;;'"
+	@echo "export LUA_CPATH='$(CURDIR)/$(BUILD)/?.so;;'"
+
+test: deps
+	$(MAKE) all
+	$(BUSTED)
+
+demo: deps
+	$(MAKE) all
+	LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH='$(BUILD)/?.so;;' \
+	    $(LUA) examples/demo.lua
+
+# ASan+UBSan in its own build dir. The interpreter is not instrumented, so
+# preload the runtimes; -z nodelete keeps symbols after Lua dlclose()s us.
+ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+             -fno-sanitize-recover=all
+ASAN_RT = $(shell $(CC) -print-file-name=libasan.so) \
+          $(shell $(CC) -print-file-name=libubsan.so)
+check-asan: deps
+	$(MAKE) BUILD=build-asan OPT="$(ASAN_FLAGS)" \
+	    EXTRA_LDFLAGS="-fsanitize=address,undefined -Wl,-z,nodelete" all
+	LD_PRELOAD="$(ASAN_RT)" \
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+	    $(MAKE) --no-print-directory BUILD=build-asan run-busted
+
+check-valgrind: deps
+	$(MAKE) all
+	valgrind -q --error-exitcode=1 --leak-check=full \
+	    --errors-for-leak-kinds=definite --keep-debuginfo=yes \
+	    --suppressions=.ci/valgrind.supp $(BUSTED)
+
+run-busted:
+	$(BUSTED)
+
+cppcheck:
+	cppcheck -q --std=c99 --library=lua --library=posix \
+	    --enable=warning,style,performance,portability \
+	    --inline-suppr --error-exitcode=1 -Icsrc $(SRCS)
+
+format:
+	clang-format -i csrc/*.c csrc/*.h
+
+lint: cppcheck
+	@! grep -nP '.{81,}|\t' csrc/*.c csrc/*.h \
+	    || (echo "tabs or lines over 80 columns" >&2; exit 1)
+
+bench: deps
+	$(MAKE) all
+	bash bench/run.sh
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all deps env test demo check-asan check-valgrind run-busted \
+        cppcheck format lint bench clean

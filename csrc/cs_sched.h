@@ -1,0 +1,107 @@
+/*
+ * The scheduler: the trampoline (the only lua_resume call site), the ready
+ * queue, the timer heap and the loop around libevent.
+ *
+ * How an API function parks the current light thread (socket I/O, sleep,
+ * semaphore...):
+ *
+ *     cs_thread_t *th = cs_sched_current(S, L, "receive");   raises if it
+ *                                                            cannot park
+ *     ... arm the event, remember th in the object ...
+ *     return cs_sched_park(S, L, th, "socket read", cleanup, obj,
+ *                          ctx, continuation_k);
+ *
+ * The continuation runs inside the resumed coroutine when it is posted
+ * back with cs_sched_wake(S, th, wake) (from a libevent callback: that only
+ * records and posts, never touches Lua). th->wake tells what happened.
+ * `cleanup` is called instead if the thread is killed while parked; it must
+ * disarm the event and forget th.
+ */
+#ifndef CS_SCHED_H
+#define CS_SCHED_H
+
+#include <event2/event.h>
+#include "cs_common.h"
+
+struct cs_sched_s {
+    lua_State *L;          /* the state that called cs.run */
+    struct event_base *base;
+    struct event *tev;     /* wakes the loop for the heap's earliest entry */
+    double tev_when;       /* deadline tev is armed for, 0 if none */
+    cs_thread_t *cur;      /* thread being resumed, NULL in the loop */
+    int op;                /* CS_OP_* recorded by the yielding function */
+    cs_co_t *op_target;    /* child for SPAWN / CORO_RESUME */
+    cs_link_t ready;       /* threads to resume, FIFO */
+    cs_link_t threads;     /* every live thread */
+    cs_tnode_t **heap;     /* min-heap on `when` */
+    int nheap, heapcap;
+    int nthreads;          /* live threads, zombies included */
+    int nrunning;          /* live threads that are not zombies */
+    int ntimers;           /* pending cs.timer objects */
+    int npending;          /* parked on I/O or DNS (events armed) */
+    int nsockets;          /* open sockets */
+    int running;           /* inside cs.run */
+    int exiting;           /* tearing down after an entry failure */
+    int entry_failed;      /* the entry thread raised */
+    cs_thread_t *entry;
+    double now_mono;       /* cached CLOCK_MONOTONIC */
+    double now_real;       /* cached wall clock, for cs.now() */
+    int map_ref;           /* weak table coroutine -> record */
+    int anchor_ref;        /* table anchoring live records */
+    int onerror_ref;       /* error handler, or LUA_NOREF */
+};
+
+/* [-0, +0, v] the running thread if L may park here, else raises an error
+ * that names `what` and the reason */
+cs_thread_t *cs_sched_current(cs_sched_t *S, lua_State *L, const char *what);
+
+/* [-0, +0, -] the running thread if L is its active coroutine, else NULL */
+cs_thread_t *cs_sched_try_current(cs_sched_t *S, lua_State *L);
+
+/* parks th (state PARKED) and yields to the trampoline; `k` continues */
+int cs_sched_park(cs_sched_t *S, lua_State *L, cs_thread_t *th,
+                  const char *on, cs_cleanup_pt cleanup, void *data,
+                  lua_KContext ctx, lua_KFunction k);
+
+/* the same for a park on I/O or DNS (keeps the loop from reporting a
+ * deadlock while it is pending) */
+int cs_sched_park_io(cs_sched_t *S, lua_State *L, cs_thread_t *th,
+                     const char *on, cs_cleanup_pt cleanup, void *data,
+                     lua_KContext ctx, lua_KFunction k);
+
+/* posts a parked thread back; safe from libevent callbacks */
+void cs_sched_wake(cs_sched_t *S, cs_thread_t *th, int wake);
+
+/* undoes the park (timeout entry, I/O count) without posting */
+void cs_sched_unpark(cs_sched_t *S, cs_thread_t *th, int wake);
+
+/* appends th to the ready queue (nargs values on its stack go to resume) */
+void cs_sched_post(cs_sched_t *S, cs_thread_t *th, int nargs);
+
+/* timer heap: reserve (may raise) before add (never fails) */
+void cs_sched_heap_reserve(cs_sched_t *S, lua_State *L);
+void cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n);
+void cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n);
+
+void cs_sched_update_time(cs_sched_t *S);
+
+/* [-0, +0, -] the scheduler from upvalue 1 of an API function */
+#define cs_sched_up(L) ((cs_sched_t *) lua_touserdata((L), lua_upvalueindex(1)))
+
+/* [-0, +1, m] the record of coroutine co (index idx), or pushes nil */
+cs_co_t *cs_sched_lookup(cs_sched_t *S, lua_State *L, int idx);
+
+/* [-0, +0, m] the scheduler of L's state, created on first use */
+cs_sched_t *cs_sched_get(lua_State *L);
+
+/* registration, one per file */
+void cs_sched_open(lua_State *L, cs_sched_t *S);
+void cs_thread_open(lua_State *L, cs_sched_t *S);
+void cs_coroutine_open(lua_State *L, cs_sched_t *S);
+void cs_timer_open(lua_State *L, cs_sched_t *S);
+void cs_sync_open(lua_State *L, cs_sched_t *S);
+
+/* [-0, +0, -] sets functions of l with S as upvalue into the table at -1 */
+void cs_setfuncs(lua_State *L, cs_sched_t *S, const luaL_Reg *l);
+
+#endif

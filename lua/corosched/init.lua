@@ -1,0 +1,40 @@
+-- corosched: OpenResty's light threads and cosockets for stock Lua 5.4.
+--
+--   local cs = require "corosched"
+--   cs.run(function() ... end)
+--
+-- The C core (corosched.core) does all the work; this file assembles the
+-- public table and installs the coroutine.* replacements.
+local core = require "corosched.core"
+
+local _M = {
+  _VERSION = core._VERSION,
+  run = core.run,
+  sleep = core.sleep,
+  now = core.now,
+  update_time = core.update_time,
+  stats = core.stats,
+  dump = core.dump,
+  on_error = core.on_error,
+  thread = core.thread,
+  timer = core.timer,
+  semaphore = core.semaphore,
+  queue = core.queue,
+  socket = core.socket,
+  resolve = core.resolve,
+}
+
+-- The originals stay reachable.
+local raw = {}
+for k, v in pairs(coroutine) do raw[k] = v end
+_M.raw_coroutine = raw
+
+-- Inside a light thread these route every resume through the scheduler's
+-- trampoline; elsewhere they behave exactly like Lua's own.
+coroutine.resume = core.coroutine.resume
+coroutine.wrap = core.coroutine.wrap
+coroutine.yield = core.coroutine.yield
+coroutine.close = core.coroutine.close
+coroutine.status = core.thread.status
+
+return _M
