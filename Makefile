@@ -6,7 +6,8 @@
 LUA_VERSION ?= 5.4
 LUA         ?= lua$(LUA_VERSION)
 LUA_INC     ?= $(shell pkg-config --cflags lua$(LUA_VERSION) 2>/dev/null)
-EVENT_LIBS  ?= $(shell pkg-config --libs libevent_core 2>/dev/null || echo -levent_core)
+EVENT_LIBS  ?= $(shell pkg-config --libs libevent_core libevent_extra 2>/dev/null \
+                 || echo -levent_core -levent_extra)
 BUILD       ?= build
 
 CSTD    = -std=c99 -D_GNU_SOURCE
@@ -22,7 +23,9 @@ CFLAGS += $(CSTD) $(OPT) $(CWARNS) $(WERROR) $(DEFS) -fPIC \
 LDFLAGS_SO = -shared $(EXTRA_LDFLAGS)
 
 SRCS = csrc/corosched.c csrc/cs_sched.c csrc/cs_thread.c \
-       csrc/cs_coroutine.c csrc/cs_timer.c csrc/cs_sync.c
+       csrc/cs_coroutine.c csrc/cs_timer.c csrc/cs_sync.c \
+       csrc/cs_buffer.c csrc/cs_net.c csrc/cs_socket.c csrc/cs_tcp.c \
+       $(wildcard csrc/cs_udp.c)
 HDRS = $(wildcard csrc/*.h)
 OBJS = $(SRCS:csrc/%.c=$(BUILD)/%.o)
 MOD  = $(BUILD)/corosched/core.so

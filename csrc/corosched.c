@@ -7,6 +7,7 @@
 #include <lauxlib.h>
 
 #include "cs_sched.h"
+#include "cs_socket.h"
 
 #define CS_VERSION "0.1.0"
 
@@ -18,6 +19,7 @@ static const cs_open_pt cs_opens[] = {
     cs_coroutine_open,
     cs_timer_open,
     cs_sync_open,
+    cs_socket_open,
     NULL
 };
 

@@ -49,6 +49,8 @@ struct cs_sched_s {
     int map_ref;           /* weak table coroutine -> record */
     int anchor_ref;        /* table anchoring live records */
     int onerror_ref;       /* error handler, or LUA_NOREF */
+    struct evdns_base *dns; /* the resolver, created on first use */
+    int pools_ref;         /* connection pools: key -> pool userdata */
 };
 
 /* [-0, +0, v] the running thread if L may park here, else raises an error

@@ -1,0 +1,426 @@
+/*
+ * The parts of a cosocket that TCP, UDP and servers share: parking on fd
+ * readiness with an inactivity timeout, close, and name resolution with
+ * libevent's evdns (it reads /etc/resolv.conf and /etc/hosts itself).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <event2/dns.h>
+#include <event2/util.h>
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "cs_socket.h"
+
+#define CS_NETSTATE_MT "corosched.netstate"
+
+
+/* {====== fd + events ====== */
+
+void
+cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
+{
+    s->S = S;
+    s->fd = fd;
+    s->rev = s->wev = NULL;
+    s->reader = s->writer = NULL;
+    S->nsockets++;
+}
+
+
+static void
+cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    cs_sock_t *s = arg;
+    cs_thread_t *th = s->reader;
+
+    (void) fd;
+    if (th == NULL)
+        return;
+    s->reader = NULL;
+    cs_sched_wake(s->S, th, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
+                                                : CS_SOCK_READY);
+}
+
+
+static void
+cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    cs_sock_t *s = arg;
+    cs_thread_t *th = s->writer;
+
+    (void) fd;
+    if (th == NULL)
+        return;
+    s->writer = NULL;
+    cs_sched_wake(s->S, th, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
+                                                : CS_SOCK_READY);
+}
+
+
+/* the parked thread was killed: the operation is cancelled and, as the
+ * contract says, the socket closed */
+static void
+cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_sock_t *s = th->data;
+
+    (void) S;
+    if (s->reader == th)
+        s->reader = NULL;
+    if (s->writer == th)
+        s->writer = NULL;
+    cs_sock_close(s);
+}
+
+
+int
+cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
+             int timeout_ms, const char *on, lua_KContext ctx,
+             lua_KFunction k)
+{
+    cs_sched_t *S = s->S;
+    struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
+    struct timeval tv;
+
+    if (*ev == NULL) {
+        *ev = event_new(S->base, s->fd, what,
+                        what == EV_READ ? cs_sock_read_cb : cs_sock_write_cb,
+                        s);
+        if (*ev == NULL)
+            return luaL_error(L, "not enough memory");
+    }
+    if (timeout_ms > 0) {
+        tv.tv_sec = timeout_ms / 1000;
+        tv.tv_usec = (timeout_ms % 1000) * 1000;
+        event_add(*ev, &tv);
+    } else {
+        event_add(*ev, NULL);
+    }
+    if (what == EV_READ)
+        s->reader = th;
+    else
+        s->writer = th;
+    return cs_sched_park_io(S, L, th, on, cs_sock_cleanup, s, ctx, k);
+}
+
+
+static void
+cs_sock_free_events(cs_sock_t *s)
+{
+    if (s->rev != NULL) {
+        event_free(s->rev);
+        s->rev = NULL;
+    }
+    if (s->wev != NULL) {
+        event_free(s->wev);
+        s->wev = NULL;
+    }
+}
+
+
+/* wakes both parked threads (another thread closed the socket) */
+static void
+cs_sock_wake_all(cs_sock_t *s)
+{
+    cs_thread_t *th;
+
+    if ((th = s->reader) != NULL) {
+        s->reader = NULL;
+        cs_sched_wake(s->S, th, CS_SOCK_CLOSED);
+    }
+    if ((th = s->writer) != NULL) {
+        s->writer = NULL;
+        cs_sched_wake(s->S, th, CS_SOCK_CLOSED);
+    }
+}
+
+
+void
+cs_sock_close(cs_sock_t *s)
+{
+    if (s->fd < 0)
+        return;
+    cs_sock_wake_all(s);
+    cs_sock_free_events(s);
+    cs_net_close(s->fd);
+    s->fd = -1;
+    s->S->nsockets--;
+}
+
+
+int
+cs_sock_detach(cs_sock_t *s)
+{
+    int fd = s->fd;
+
+    cs_sock_wake_all(s);
+    cs_sock_free_events(s);
+    s->fd = -1;
+    return fd;
+}
+
+
+int
+cs_sock_fail(lua_State *L, const char *err)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    return 2;
+}
+
+/* }====== */
+
+
+/* {====== name resolution ====== */
+
+struct cs_dns_s {
+    cs_sched_t *S;
+    cs_thread_t *th;            /* parked for the answer, or NULL */
+    struct evdns_getaddrinfo_request *req;
+    struct evutil_addrinfo *ai;
+    int err;                    /* EVUTIL_EAI_* */
+    int done;
+    int abandoned;              /* the owner is gone: the callback frees */
+};
+
+
+static void
+cs_dns_cb(int err, struct evutil_addrinfo *ai, void *arg)
+{
+    cs_dns_t *q = arg;
+    cs_thread_t *th;
+
+    q->req = NULL;
+    if (q->abandoned || q->S->dns == NULL) { /* gone, or lua_close */
+        if (ai != NULL)
+            evutil_freeaddrinfo(ai);
+        free(q);
+        return;
+    }
+    q->ai = ai;
+    q->err = err;
+    q->done = 1;
+    if ((th = q->th) != NULL) {
+        q->th = NULL;
+        cs_sched_wake(q->S, th, CS_WAKE_OK);
+    }
+}
+
+
+static struct evdns_base *
+cs_dns_base(cs_sched_t *S)
+{
+    if (S->dns == NULL && S->base != NULL) {
+        S->dns = evdns_base_new(S->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
+        if (S->dns == NULL) { /* no resolv.conf: the hosts file at least */
+            S->dns = evdns_base_new(S->base, 0);
+            if (S->dns != NULL)
+                evdns_base_load_hosts(S->dns, NULL);
+        }
+    }
+    return S->dns;
+}
+
+
+int
+cs_dns_start(cs_sched_t *S, lua_State *L, const char *host, int family,
+             cs_dns_t **out)
+{
+    struct evutil_addrinfo hints;
+    struct evdns_base *dns = cs_dns_base(S);
+    cs_dns_t *q;
+
+    *out = NULL;
+    if (dns == NULL)
+        return luaL_error(L, "corosched: cannot start the resolver");
+    q = calloc(1, sizeof(*q));
+    if (q == NULL)
+        return luaL_error(L, "not enough memory");
+    q->S = S;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = family;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_protocol = IPPROTO_TCP;
+    hints.ai_flags = EVUTIL_AI_ADDRCONFIG;
+    *out = q;
+    q->req = evdns_getaddrinfo(dns, host, NULL, &hints, cs_dns_cb, q);
+    return q->done ? CS_OK : CS_AGAIN;
+}
+
+
+/* killed while waiting for the answer */
+static void
+cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_dns_t *q = th->data;
+
+    (void) S;
+    q->th = NULL;
+    q->abandoned = 1;
+    if (q->req != NULL)
+        evdns_getaddrinfo_cancel(q->req); /* the callback frees q */
+    else
+        free(q);
+}
+
+
+int
+cs_dns_park(lua_State *L, cs_dns_t *q, cs_thread_t *th, lua_KContext ctx,
+            lua_KFunction k)
+{
+    q->th = th;
+    return cs_sched_park_io(q->S, L, th, "dns", cs_dns_cleanup, q, ctx, k);
+}
+
+
+int
+cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,
+              char *err, size_t errlen)
+{
+    struct evutil_addrinfo *ai;
+    int n = 0;
+
+    if (q->err != 0 || q->ai == NULL) {
+        int code = 3;
+        const char *why = "Host not found";
+        if (q->err == EVUTIL_EAI_AGAIN || q->err == EVUTIL_EAI_FAIL) {
+            code = 2;
+            why = "Server failure";
+        } else if (q->err == EVUTIL_EAI_MEMORY) {
+            code = 12;
+            why = "Out of memory";
+        }
+        snprintf(err, errlen, "%s could not be resolved (%d: %s)", host,
+                 code, why);
+    } else {
+        for (ai = q->ai; ai != NULL && n < max; ai = ai->ai_next) {
+            if (ai->ai_addrlen > sizeof(addrs[n].ss))
+                continue;
+            memcpy(&addrs[n].ss, ai->ai_addr, ai->ai_addrlen);
+            addrs[n].len = (socklen_t) ai->ai_addrlen;
+            n++;
+        }
+        if (n == 0)
+            snprintf(err, errlen, "%s could not be resolved (3: Host not "
+                                  "found)", host);
+    }
+    if (q->ai != NULL)
+        evutil_freeaddrinfo(q->ai);
+    free(q);
+    return n;
+}
+
+
+void
+cs_dns_free(cs_sched_t *S)
+{
+    struct evdns_base *dns = S->dns;
+
+    if (dns != NULL) {
+        S->dns = NULL;           /* the callbacks now just free */
+        evdns_base_free(dns, 1); /* fails pending requests */
+    }
+}
+
+
+static int
+cs_resolve_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_addr_t addrs[CS_DNS_MAX];
+    char err[300], buf[CS_NET_ADDRSTRLEN];
+    const char *host = lua_tostring(L, 1);
+    int n, i;
+
+    (void) status;
+    n = cs_dns_result((cs_dns_t *) ctx, host, addrs, CS_DNS_MAX, err,
+                      sizeof(err));
+    if (n == 0)
+        return cs_sock_fail(L, err);
+    lua_createtable(L, n, 0);
+    for (i = 0; i < n; i++) {
+        cs_net_format_addr(&addrs[i], buf, sizeof(buf), NULL);
+        lua_pushstring(L, buf);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+
+/* cs.resolve(host) -> { "addr", ... } | nil, err */
+static int
+cs_resolve(lua_State *L)
+{
+    cs_sched_t *S = cs_sched_up(L);
+    size_t len;
+    const char *host = luaL_checklstring(L, 1, &len);
+    cs_thread_t *th;
+    cs_addr_t a;
+    cs_dns_t *q;
+    char buf[CS_NET_ADDRSTRLEN];
+
+    lua_settop(L, 1);
+    if (cs_net_parse_addr(&a, host, len, 0) == CS_OK) { /* a literal */
+        cs_net_format_addr(&a, buf, sizeof(buf), NULL);
+        lua_createtable(L, 1, 0);
+        lua_pushstring(L, buf);
+        lua_rawseti(L, -2, 1);
+        return 1;
+    }
+    if (errno != ENOENT || strlen(host) != len)
+        return cs_sock_fail(L, lua_pushfstring(L, "%s could not be resolved "
+                                                  "(3: Host not found)",
+                                               host));
+    th = cs_sched_current(S, L, "resolve");
+    if (cs_dns_start(S, L, host, AF_UNSPEC, &q) == CS_OK)
+        return cs_resolve_k(L, LUA_OK, (lua_KContext) q);
+    return cs_dns_park(L, q, th, (lua_KContext) q, cs_resolve_k);
+}
+
+/* }====== */
+
+
+/* frees the resolver before the event base goes (created after S, so it
+ * is finalized before S) */
+static int
+cs_netstate__gc(lua_State *L)
+{
+    cs_dns_free(*(cs_sched_t **) lua_touserdata(L, 1));
+    return 0;
+}
+
+
+void
+cs_socket_open(lua_State *L, cs_sched_t *S)
+{
+    cs_sched_t **p;
+
+    p = lua_newuserdatauv(L, sizeof(*p), 0);
+    *p = S;
+    luaL_newmetatable(L, CS_NETSTATE_MT);
+    lua_pushcfunction(L, cs_netstate__gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    luaL_ref(L, LUA_REGISTRYINDEX);
+
+    lua_pushlightuserdata(L, S);
+    lua_pushcclosure(L, cs_resolve, 1);
+    lua_setfield(L, -2, "resolve");
+    lua_newtable(L); /* cs.socket: tcp, listen, udp */
+    cs_tcp_open(L, S);
+    cs_udp_open(L, S);
+    lua_setfield(L, -2, "socket");
+}
+
+
+/* TEMPORARY: until cs_udp.c lands (its strong definition wins) */
+__attribute__((weak)) void
+cs_udp_open(lua_State *L, cs_sched_t *S)
+{
+    (void) L;
+    (void) S;
+}

@@ -1,0 +1,79 @@
+/*
+ * What the TCP, UDP and server objects share: an fd with a read and a
+ * write libevent event, one parked thread per direction, parking with an
+ * inactivity timeout, close (waking whoever is parked with "closed"), and
+ * name resolution without blocking the loop (evdns, /etc/hosts first).
+ *
+ * The libevent callbacks only record what happened and post the thread;
+ * the continuation of the parked API function finishes the I/O.
+ */
+#ifndef CS_SOCKET_H
+#define CS_SOCKET_H
+
+#include "cs_sched.h"
+#include "cs_net.h"
+
+typedef struct cs_sock_s {
+    cs_sched_t *S;
+    int fd;                     /* -1 when closed */
+    struct event *rev, *wev;    /* created on the first park */
+    cs_thread_t *reader;        /* parked in a read (or accept) */
+    cs_thread_t *writer;        /* parked in a write (or connect) */
+} cs_sock_t;
+
+/* how a parked socket operation was woken: th->wake */
+enum { CS_SOCK_READY = CS_WAKE_OK, CS_SOCK_TIMEOUT = CS_WAKE_TIMEOUT,
+       CS_SOCK_CLOSED = CS_WAKE_CLOSED };
+
+/* an fd became one of ours (nonblocking already): counted in stats */
+void cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd);
+
+/* [-0, +0, v] parks th until s->fd is readable (EV_READ) or writable
+ * (EV_WRITE), or timeout_ms pass without it (0: no timeout). Raises if
+ * the event cannot be created. Continues in k. */
+int cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
+                 int timeout_ms, const char *on, lua_KContext ctx,
+                 lua_KFunction k);
+
+/* wakes parked threads with "closed", frees the events, closes the fd */
+void cs_sock_close(cs_sock_t *s);
+
+/* detaches the fd (for the connection pool): frees the events, keeps it */
+int cs_sock_detach(cs_sock_t *s);
+
+/* [-0, +2, -] nil, err */
+int cs_sock_fail(lua_State *L, const char *err);
+
+/* {====== asynchronous name resolution ====== */
+
+#define CS_DNS_MAX 16
+
+typedef struct cs_dns_s cs_dns_t; /* one query; owned by the callback */
+
+/*
+ * Resolves host (a name: the caller handles literals) for family
+ * (AF_UNSPEC, AF_INET, AF_INET6). Returns CS_OK when the answer is already
+ * there (hosts file), CS_AGAIN when the caller must park with
+ * cs_dns_park(), CS_ERROR with a message at L's top... see cs_socket.c.
+ */
+int cs_dns_start(cs_sched_t *S, lua_State *L, const char *host, int family,
+                 cs_dns_t **out);
+int cs_dns_park(lua_State *L, cs_dns_t *q, cs_thread_t *th, lua_KContext ctx,
+                lua_KFunction k);
+/* after CS_OK or the wake-up: the addresses (port 0) or an error message;
+ * frees q. Returns the number of addresses, 0 with *err set on failure. */
+int cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,
+                  char *err, size_t errlen);
+
+/* frees S's resolver (from the scheduler's __gc) */
+void cs_dns_free(cs_sched_t *S);
+
+/* }====== */
+
+/* cs.resolve and cs.socket */
+void cs_socket_open(lua_State *L, cs_sched_t *S);
+/* add their functions to the cs.socket table at L's top */
+void cs_tcp_open(lua_State *L, cs_sched_t *S);
+void cs_udp_open(lua_State *L, cs_sched_t *S);
+
+#endif

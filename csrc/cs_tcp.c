@@ -1,0 +1,1291 @@
+/*
+ * The TCP cosocket (ngx.socket.tcp's object), the listener of
+ * cs.socket.listen, and the per-host connection pool.
+ *
+ * Every operation that would block parks the light thread with a
+ * continuation (cs_sock_park); the continuation retries the I/O when the
+ * fd is ready. Receive patterns run over cs_buffer (Lua-free); every
+ * syscall goes through cs_net.
+ *
+ * User values of a "corosched.tcp" userdata: 1 = the pool key (string).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "cs_buffer.h"
+#include "cs_socket.h"
+
+#define CS_TCP_DEFAULT_TIMEOUT 60000   /* ms: OpenResty's lua_socket_*  */
+#define CS_TCP_DEFAULT_MAXLINE (1024 * 1024)
+#define CS_TCP_DEFAULT_POOL 30         /* lua_socket_pool_size */
+#define CS_TCP_DEFAULT_IDLE 60000      /* lua_socket_keepalive_timeout */
+#define CS_TCP_KEEP_BUF 4096           /* buffers larger are freed idle */
+#define CS_TCP_RECV_CHUNK 16384
+#define CS_UNTIL_MT "corosched.until"
+
+enum { CS_RX_LINE, CS_RX_ALL, CS_RX_COUNT, CS_RX_UNTIL, CS_RX_ANY };
+
+
+typedef struct cs_tcp_s {
+    cs_sock_t s;
+    int timeouts[3];    /* connect, send, read: ms, 0 = the default */
+    cs_buf_t in;        /* received, not yet returned */
+    cs_buf_t out;       /* the result of the receive in progress */
+    size_t maxline;
+    size_t spos;        /* bytes of the send in progress already sent */
+    int rmode;          /* CS_RX_* of the receive in progress */
+    size_t rwant;       /* byte count, or receiveany's max */
+    cs_until_t *ru;     /* the receiveuntil iterator in progress */
+    size_t rusize;
+    int reused;         /* getreusedtimes() */
+    int pool_size;      /* from connect's options, 0 = unset */
+    int pooled;         /* has a pool key (connected by connect) */
+    cs_addr_t addr;     /* what connect connects to */
+} cs_tcp_t;
+
+typedef struct cs_server_s {
+    cs_sock_t s;
+    int timeout;        /* accept timeout, ms, 0 = none */
+    int unix_path;      /* unlink the path on close */
+    char path[108];
+} cs_server_t;
+
+/* the connection pool: one per key, idle connections newest first */
+typedef struct cs_pool_s {
+    cs_sched_t *S;
+    cs_link_t idle;
+    int nidle;
+    int size;
+} cs_pool_t;
+
+typedef struct cs_pitem_s {
+    cs_link_t link;
+    cs_pool_t *pool;
+    struct event *ev;   /* EOF, unexpected data or the idle timeout */
+    int fd;
+    int reused;
+} cs_pitem_t;
+
+#define CS_POOL_MT "corosched.pool"
+
+
+
+/* {====== helpers ====== */
+
+static cs_tcp_t *
+cs_tcp_check(lua_State *L)
+{
+    return luaL_checkudata(L, 1, CS_TCP_MT);
+}
+
+
+static int
+cs_tcp_timeout(const cs_tcp_t *u, int which)
+{
+    int t = u->timeouts[which];
+
+    return t > 0 ? t : CS_TCP_DEFAULT_TIMEOUT;
+}
+
+
+/* frees a buffer's memory when it is large and empty (idle memory) */
+static void
+cs_tcp_trim(cs_buf_t *b)
+{
+    if (cs_buf_len(b) == 0 && b->cap > CS_TCP_KEEP_BUF)
+        cs_buf_free(b);
+}
+
+
+static void
+cs_tcp_close_conn(cs_tcp_t *u)
+{
+    cs_sock_close(&u->s);
+    cs_buf_free(&u->in);
+    cs_buf_free(&u->out);
+    u->reused = 0;
+}
+
+
+/* [-0, +1, m] a new closed TCP object */
+static cs_tcp_t *
+cs_tcp_new(lua_State *L, cs_sched_t *S)
+{
+    cs_tcp_t *u = lua_newuserdatauv(L, sizeof(cs_tcp_t), 1);
+
+    memset(u, 0, sizeof(*u));
+    u->s.S = S;
+    u->s.fd = -1;
+    u->maxline = CS_TCP_DEFAULT_MAXLINE;
+    luaL_setmetatable(L, CS_TCP_MT);
+    return u;
+}
+
+
+/* [-0, +2|3, m] nil, err (and the partial data of a receive) */
+static int
+cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
+{
+    int partial = u->rmode != CS_RX_ANY;
+
+    lua_pushnil(L);
+    lua_pushstring(L, err);
+    if (partial) {
+        if (u->rmode == CS_RX_UNTIL && u->ru != NULL)
+            cs_until_flush(u->ru, &u->out);
+        lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
+                        cs_buf_len(&u->out));
+    }
+    cs_buf_reset(&u->out);
+    u->ru = NULL;
+    if (close)
+        cs_tcp_close_conn(u);
+    return partial ? 3 : 2;
+}
+
+
+/* reads what the kernel has into u->in: > 0, CS_AGAIN, CS_CLOSED,
+ * CS_ERROR (errno) */
+static ssize_t
+cs_tcp_fill(cs_tcp_t *u)
+{
+    char buf[CS_TCP_RECV_CHUNK], *p;
+    ssize_t n;
+
+    if (u->in.cap - u->in.end >= 2048 || cs_buf_len(&u->in) > 0) {
+        p = cs_buf_prepare(&u->in, CS_TCP_RECV_CHUNK);
+        if (p == NULL) {
+            errno = ENOMEM;
+            return CS_ERROR;
+        }
+        n = cs_net_recv(u->s.fd, p, CS_TCP_RECV_CHUNK);
+        if (n > 0)
+            cs_buf_commit(&u->in, (size_t) n);
+        return n;
+    }
+    /* an empty buffer: read on the stack, so an idle socket holds none */
+    n = cs_net_recv(u->s.fd, buf, sizeof(buf));
+    if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
+        errno = ENOMEM;
+        return CS_ERROR;
+    }
+    return n;
+}
+
+/* }====== */
+
+
+/* {====== receive ====== */
+
+/* one step of the pattern over what is buffered */
+static int
+cs_tcp_rx_step(cs_tcp_t *u)
+{
+    size_t n;
+
+    switch (u->rmode) {
+    case CS_RX_LINE:
+        return cs_pat_line(&u->in, &u->out, u->maxline);
+    case CS_RX_COUNT:
+        return cs_pat_count(&u->in, &u->out, u->rwant);
+    case CS_RX_UNTIL:
+        return cs_until_run(u->ru, &u->in, &u->out, u->rusize,
+                            u->rusize ? 0 : u->maxline);
+    case CS_RX_ANY:
+        n = cs_buf_len(&u->in);
+        if (n == 0)
+            return CS_AGAIN;
+        return cs_pat_count(&u->in, &u->out, n < u->rwant ? n : u->rwant);
+    default: /* CS_RX_ALL */
+        n = cs_buf_len(&u->in);
+        if (n > 0) {
+            if (cs_buf_append(&u->out, cs_buf_ptr(&u->in), n) != CS_OK)
+                return CS_ERROR;
+            cs_buf_consume(&u->in, n);
+        }
+        return CS_AGAIN;
+    }
+}
+
+
+static int
+cs_tcp_rx_done(lua_State *L, cs_tcp_t *u)
+{
+    lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
+                    cs_buf_len(&u->out));
+    cs_buf_reset(&u->out);
+    cs_tcp_trim(&u->out);
+    cs_tcp_trim(&u->in);
+    u->ru = NULL;
+    return 1;
+}
+
+
+static int
+cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = (cs_tcp_t *) ctx;
+    cs_thread_t *th = u->s.S->cur;
+    ssize_t n;
+    int rc;
+
+    if (status == LUA_YIELD) {
+        if (th->wake == CS_SOCK_TIMEOUT)
+            return cs_tcp_rx_fail(L, u, "timeout", 0);
+        if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
+            return cs_tcp_rx_fail(L, u, "closed", 0);
+    }
+
+    for (;;) {
+        rc = cs_tcp_rx_step(u);
+        switch (rc) {
+        case CS_OK:
+            return cs_tcp_rx_done(L, u);
+        case CS_CLOSED: /* a sized receiveuntil reached the pattern */
+            u->ru = NULL;
+            lua_pushnil(L);
+            lua_pushnil(L);
+            lua_pushnil(L);
+            return 3;
+        case CS_LIMIT:
+            return cs_tcp_rx_fail(L, u, "line too long", 1);
+        case CS_ERROR:
+            return cs_tcp_rx_fail(L, u, "no memory", 1);
+        default:
+            break;
+        }
+
+        n = cs_tcp_fill(u);
+        if (n > 0)
+            continue;
+        if (n == CS_AGAIN)
+            return cs_sock_park(L, &u->s, th, EV_READ, cs_tcp_timeout(u, 2),
+                                "socket read", ctx, cs_tcp_receive_k);
+        if (n == CS_CLOSED) {
+            if (u->rmode == CS_RX_ALL) { /* "*a" ends at the close */
+                cs_tcp_rx_done(L, u);
+                cs_tcp_close_conn(u);
+                return 1;
+            }
+            return cs_tcp_rx_fail(L, u, "closed", 1);
+        }
+        return cs_tcp_rx_fail(L, u, cs_net_strerror(errno), 1);
+    }
+}
+
+
+/* common checks of every receive; NULL after pushing the values to return */
+static cs_thread_t *
+cs_tcp_rx_begin(lua_State *L, cs_tcp_t *u, int *nret)
+{
+    cs_thread_t *th = cs_sched_current(u->s.S, L, "receive");
+
+    if (u->s.fd < 0) {
+        *nret = cs_sock_fail(L, "closed");
+        return NULL;
+    }
+    if (u->s.reader != NULL) {
+        *nret = cs_sock_fail(L, "socket busy reading");
+        return NULL;
+    }
+    cs_buf_reset(&u->out);
+    return th;
+}
+
+
+/* sock:receive([pattern]) */
+static int
+cs_tcp_receive(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    int nret = 0, mode = CS_RX_LINE;
+    lua_Integer want = 0;
+    const char *p;
+
+    switch (lua_type(L, 2)) {
+    case LUA_TNONE:
+    case LUA_TNIL:
+        break;
+    case LUA_TNUMBER:
+        want = luaL_checkinteger(L, 2);
+        mode = CS_RX_COUNT;
+        break;
+    case LUA_TSTRING:
+        p = lua_tostring(L, 2);
+        if (strcmp(p, "*l") == 0 || strcmp(p, "l") == 0) {
+            mode = CS_RX_LINE;
+        } else if (strcmp(p, "*a") == 0 || strcmp(p, "a") == 0) {
+            mode = CS_RX_ALL;
+        } else if (lua_isinteger(L, 2)
+                   || (lua_stringtonumber(L, p) != 0 && lua_isinteger(L, -1))) {
+            want = lua_tointeger(L, lua_isinteger(L, 2) ? 2 : -1);
+            mode = CS_RX_COUNT;
+        } else {
+            return luaL_argerror(L, 2, "bad pattern argument");
+        }
+        break;
+    default:
+        return luaL_argerror(L, 2, "bad pattern argument");
+    }
+    if (mode == CS_RX_COUNT && want < 0)
+        return luaL_argerror(L, 2, "bad pattern argument");
+    lua_settop(L, 1);
+
+    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+        return nret;
+    if (mode == CS_RX_COUNT && want == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    u->rmode = mode;
+    u->rwant = (size_t) want;
+    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+}
+
+
+/* sock:receiveany(max) */
+static int
+cs_tcp_receiveany(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    lua_Integer max = luaL_checkinteger(L, 2);
+    int nret = 0;
+
+    luaL_argcheck(L, max > 0, 2, "bad max argument");
+    lua_settop(L, 1);
+    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+        return nret;
+    u->rmode = CS_RX_ANY;
+    u->rwant = (size_t) max;
+    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+}
+
+
+static int
+cs_until__gc(lua_State *L)
+{
+    cs_until_free(lua_touserdata(L, 1));
+    return 0;
+}
+
+
+/* the iterator of receiveuntil: upvalues S, sock, matcher */
+static int
+cs_tcp_until_iter(lua_State *L)
+{
+    cs_tcp_t *u = lua_touserdata(L, lua_upvalueindex(2));
+    cs_until_t *m = lua_touserdata(L, lua_upvalueindex(3));
+    lua_Integer size = luaL_optinteger(L, 1, 0);
+    int nret = 0;
+
+    lua_settop(L, 0);
+    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+        return nret;
+    u->rmode = CS_RX_UNTIL;
+    u->ru = m;
+    u->rusize = size > 0 ? (size_t) size : 0;
+    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+}
+
+
+/* sock:receiveuntil(pattern [, {inclusive = bool}]) */
+static int
+cs_tcp_receiveuntil(lua_State *L)
+{
+    size_t len;
+    const char *pat;
+    int inclusive = 0;
+    cs_until_t *m;
+
+    cs_tcp_check(L);
+    pat = luaL_checklstring(L, 2, &len);
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        lua_getfield(L, 3, "inclusive");
+        if (!lua_isnil(L, -1)) {
+            if (!lua_isboolean(L, -1))
+                return luaL_error(L, "bad \"inclusive\" option value type: "
+                                     "%s", luaL_typename(L, -1));
+            inclusive = lua_toboolean(L, -1);
+        }
+        lua_pop(L, 1);
+    }
+    if (len == 0)
+        return cs_sock_fail(L, "pattern is empty");
+
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, 1);
+    m = lua_newuserdatauv(L, sizeof(cs_until_t), 0);
+    memset(m, 0, sizeof(*m));
+    if (cs_until_init(m, pat, len, inclusive) != CS_OK)
+        return luaL_error(L, "not enough memory");
+    luaL_setmetatable(L, CS_UNTIL_MT);
+    lua_pushcclosure(L, cs_tcp_until_iter, 3);
+    return 1;
+}
+
+/* }====== */
+
+
+/* {====== send ====== */
+
+/* flattens strings, numbers and nested arrays of them into b */
+static void
+cs_tcp_flatten(lua_State *L, luaL_Buffer *b, int idx, int depth)
+{
+    lua_Integer i, n;
+
+    switch (lua_type(L, idx)) {
+    case LUA_TSTRING:
+    case LUA_TNUMBER:
+        lua_pushvalue(L, idx);
+        luaL_addvalue(b);
+        return;
+    case LUA_TTABLE:
+        if (depth > 100)
+            luaL_error(L, "send: nested too deeply");
+        n = (lua_Integer) lua_rawlen(L, idx);
+        for (i = 1; i <= n; i++) {
+            lua_rawgeti(L, idx, i);
+            cs_tcp_flatten(L, b, lua_gettop(L), depth + 1);
+            lua_pop(L, 1);
+        }
+        return;
+    default:
+        luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s found",
+                                            luaL_typename(L, idx)));
+    }
+}
+
+
+static int
+cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = (cs_tcp_t *) ctx;
+    cs_thread_t *th = u->s.S->cur;
+    size_t len;
+    const char *p = lua_tolstring(L, 2, &len);
+    ssize_t n;
+
+    if (status == LUA_YIELD) {
+        if (th->wake == CS_SOCK_TIMEOUT) {
+            cs_tcp_close_conn(u);
+            return cs_sock_fail(L, "timeout");
+        }
+        if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
+            return cs_sock_fail(L, "closed");
+    }
+    while (u->spos < len) {
+        n = cs_net_send(u->s.fd, p + u->spos, len - u->spos);
+        if (n > 0) {
+            u->spos += (size_t) n;
+            continue;
+        }
+        if (n == CS_AGAIN)
+            return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 1),
+                                "socket write", ctx, cs_tcp_send_k);
+        n = errno;
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, cs_net_strerror((int) n));
+    }
+    lua_pushinteger(L, (lua_Integer) len);
+    return 1;
+}
+
+
+/* sock:send(data) -> bytes sent | nil, err */
+static int
+cs_tcp_send(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    cs_thread_t *th;
+    luaL_Buffer b;
+
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        luaL_buffinit(L, &b);
+        cs_tcp_flatten(L, &b, 2, 0);
+        luaL_pushresult(&b);
+        lua_replace(L, 2);
+    } else if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_pushvalue(L, 2);
+        lua_tostring(L, -1);
+        lua_replace(L, 2);
+    } else if (lua_type(L, 2) != LUA_TSTRING) {
+        return luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s "
+                                                      "found",
+                                                   luaL_typename(L, 2)));
+    }
+    lua_settop(L, 2);
+    th = cs_sched_current(u->s.S, L, "send");
+    (void) th;
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (u->s.writer != NULL)
+        return cs_sock_fail(L, "socket busy writing");
+    u->spos = 0;
+    return cs_tcp_send_k(L, LUA_OK, (lua_KContext) u);
+}
+
+/* }====== */
+
+
+/* {====== the connection pool ====== */
+
+static void
+cs_pool_item_free(cs_pitem_t *it, int close_fd)
+{
+    cs_link_remove(&it->link);
+    it->pool->nidle--;
+    if (it->ev != NULL)
+        event_free(it->ev);
+    if (close_fd) {
+        cs_net_close(it->fd);
+        it->pool->S->nsockets--;
+    }
+    free(it);
+}
+
+
+/* an idle connection saw EOF, data nobody asked for, or its timeout */
+static void
+cs_pool_item_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    (void) what;
+    cs_pool_item_free(arg, 1);
+}
+
+
+static int
+cs_pool__gc(lua_State *L)
+{
+    cs_pool_t *p = lua_touserdata(L, 1);
+
+    while (!cs_link_empty(&p->idle))
+        cs_pool_item_free(cs_link_data(p->idle.next, cs_pitem_t, link), 1);
+    return 0;
+}
+
+
+/* [-0, +0, m] the pool of key at idx, created with size if missing */
+static cs_pool_t *
+cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
+{
+    cs_pool_t *p;
+
+    key = lua_absindex(L, key);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->pools_ref);
+    lua_pushvalue(L, key);
+    if (lua_rawget(L, -2) != LUA_TNIL) {
+        p = lua_touserdata(L, -1);
+        lua_pop(L, 2);
+        return p;
+    }
+    lua_pop(L, 1);
+    if (size <= 0) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    p = lua_newuserdatauv(L, sizeof(cs_pool_t), 0);
+    p->S = S;
+    cs_link_init(&p->idle);
+    p->nidle = 0;
+    p->size = size;
+    luaL_setmetatable(L, CS_POOL_MT);
+    lua_pushvalue(L, key);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, -4);
+    lua_pop(L, 2);
+    return p;
+}
+
+
+/* an idle connection of the pool keyed at idx, adopted by u: 1 or 0 */
+static int
+cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
+{
+    cs_pool_t *p = cs_pool_get(L, u->s.S, key, 0);
+    cs_pitem_t *it;
+    int fd, reused;
+
+    if (p == NULL || cs_link_empty(&p->idle))
+        return 0;
+    it = cs_link_data(p->idle.next, cs_pitem_t, link);
+    fd = it->fd;
+    reused = it->reused;
+    cs_pool_item_free(it, 0);
+    u->s.S->nsockets--; /* cs_sock_attach counts it again */
+    cs_sock_attach(&u->s, u->s.S, fd);
+    u->reused = reused;
+    return 1;
+}
+
+/* }====== */
+
+
+/* {====== connect ====== */
+
+static int cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx);
+static int cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx);
+
+
+/* starts the connection to u->addr */
+static int
+cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
+{
+    int fd = cs_net_socket(u->addr.ss.ss_family, SOCK_STREAM), rc, e;
+
+    if (fd < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    cs_sock_attach(&u->s, u->s.S, fd);
+    rc = cs_net_connect(fd, &u->addr);
+    if (rc == CS_OK) {
+        lua_pushinteger(L, 1);
+        return 1;
+    }
+    if (rc == CS_AGAIN)
+        return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 0),
+                            "socket connect", 0, cs_tcp_connect_k);
+    e = errno;
+    cs_tcp_close_conn(u);
+    return cs_sock_fail(L, cs_net_strerror(e));
+}
+
+
+/* the name was resolved (ctx: the query) */
+static int
+cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = lua_touserdata(L, 1);
+    cs_addr_t addrs[CS_DNS_MAX];
+    char err[320];
+
+    (void) status;
+    if (cs_dns_result((cs_dns_t *) ctx, lua_tostring(L, 2), addrs, CS_DNS_MAX,
+                      err, sizeof(err))
+        == 0)
+        return cs_sock_fail(L, err);
+    u->addr = addrs[0];
+    cs_net_addr_set_port(&u->addr, (int) lua_tointeger(L, 3));
+    return cs_tcp_connect_start(L, u, u->s.S->cur);
+}
+
+
+/* the connection in progress is done, failed or timed out */
+static int
+cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = lua_touserdata(L, 1);
+    cs_thread_t *th = u->s.S->cur;
+    int e;
+
+    (void) status;
+    (void) ctx;
+    if (th->wake == CS_SOCK_TIMEOUT) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "timeout");
+    }
+    if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (cs_net_connect_result(u->s.fd) != CS_OK) {
+        e = errno;
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, cs_net_strerror(e));
+    }
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+/* sock:connect(host, port [, opts]) or sock:connect("unix:/path" [, opts]) */
+static int
+cs_tcp_connect(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    size_t hlen;
+    const char *host = luaL_checklstring(L, 2, &hlen);
+    int n = lua_gettop(L), is_unix = cs_net_is_unix(host, hlen), opts = 0;
+    lua_Integer port = 0;
+    cs_thread_t *th;
+    cs_dns_t *q;
+
+    if (n >= 3 && lua_type(L, n) == LUA_TTABLE) {
+        opts = n;
+        n--;
+    }
+    if (!is_unix) {
+        if (n < 3 || lua_isnil(L, 3))
+            return cs_sock_fail(L, "missing the port number");
+        if (!lua_isinteger(L, 3)) {
+            if (lua_type(L, 3) == LUA_TSTRING
+                && lua_stringtonumber(L, lua_tostring(L, 3)) != 0
+                && lua_isinteger(L, -1)) {
+                lua_replace(L, 3);
+            } else {
+                return luaL_argerror(L, 3, "bad port number");
+            }
+        }
+        port = lua_tointeger(L, 3);
+        if (port < 0 || port > 65535)
+            return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %I",
+                                                   port));
+    }
+
+    u->pool_size = 0;
+    if (opts) {
+        lua_getfield(L, opts, "pool_size");
+        if (!lua_isnil(L, -1)) {
+            lua_Integer ps = luaL_checkinteger(L, -1);
+            if (ps <= 0)
+                return luaL_error(L, "bad \"pool_size\" option value: %I",
+                                  ps);
+            u->pool_size = ps > 1000000 ? 1000000 : (int) ps;
+        }
+        lua_pop(L, 1);
+        lua_getfield(L, opts, "backlog");
+        if (!lua_isnil(L, -1) && luaL_checkinteger(L, -1) < 0)
+            return luaL_error(L, "bad \"backlog\" option value");
+        lua_pop(L, 1);
+        lua_getfield(L, opts, "pool");
+        if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+            return luaL_error(L, "bad \"pool\" option type: %s",
+                              luaL_typename(L, -1));
+    } else {
+        lua_pushnil(L);
+    }
+    if (lua_isnil(L, -1)) { /* the default key: host:port or the path */
+        lua_pop(L, 1);
+        if (is_unix)
+            lua_pushvalue(L, 2);
+        else
+            lua_pushfstring(L, "%s:%I", host, port);
+    }
+    lua_setiuservalue(L, 1, 1);
+    lua_settop(L, 3);
+    if (is_unix) {
+        lua_pushinteger(L, 0);
+        lua_replace(L, 3);
+    }
+
+    th = cs_sched_current(u->s.S, L, "connect");
+    if (u->s.reader != NULL || u->s.writer != NULL)
+        return cs_sock_fail(L, "socket busy");
+    if (u->s.fd >= 0)
+        cs_tcp_close_conn(u); /* as OpenResty: close, then connect */
+    u->pooled = 1;
+
+    lua_getiuservalue(L, 1, 1);
+    if (cs_pool_take(L, u, -1)) {
+        lua_pushinteger(L, 1);
+        return 1;
+    }
+    lua_pop(L, 1);
+    u->reused = 0;
+
+    if (cs_net_parse_addr(&u->addr, host, hlen, (int) port) == CS_OK)
+        return cs_tcp_connect_start(L, u, th);
+    if (errno != ENOENT || strlen(host) != hlen)
+        return cs_sock_fail(L, lua_pushfstring(L, "failed to parse host "
+                                                  "name \"%s\"",
+                                               host));
+    if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
+        return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
+    return cs_dns_park(L, q, th, (lua_KContext) q, cs_tcp_connect_dns_k);
+}
+
+/* }====== */
+
+
+/* {====== the rest of the methods ====== */
+
+/* sock:close() */
+static int
+cs_tcp_close(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    cs_tcp_close_conn(u);
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+static int
+cs_tcp__gc(lua_State *L)
+{
+    cs_tcp_t *u = lua_touserdata(L, 1);
+
+    cs_tcp_close_conn(u);
+    return 0;
+}
+
+
+/* sock:setkeepalive([timeout_ms [, size]]) */
+static int
+cs_tcp_setkeepalive(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    lua_Integer timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
+    lua_Integer size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
+    cs_sched_t *S = u->s.S;
+    cs_pool_t *p;
+    cs_pitem_t *it;
+    struct timeval tv;
+    char c;
+    ssize_t n;
+
+    luaL_argcheck(L, timeout >= 0 && timeout <= 0x7fffffff, 2,
+                  "bad timeout value");
+    luaL_argcheck(L, size > 0 && size <= 1000000, 3, "bad pool size");
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (u->s.reader != NULL || u->s.writer != NULL)
+        return cs_sock_fail(L, "socket busy");
+    if (cs_buf_len(&u->in) > 0)
+        return cs_sock_fail(L, "connection in dubious state");
+    n = recv(u->s.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0)
+        return cs_sock_fail(L, "connection in dubious state");
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "invalid connection");
+    }
+    if (!u->pooled) { /* an accepted socket: no pool to go to */
+        cs_tcp_close_conn(u);
+        lua_pushinteger(L, 1);
+        return 1;
+    }
+
+    lua_getiuservalue(L, 1, 1);
+    p = cs_pool_get(L, S, -1, u->pool_size ? u->pool_size : (int) size);
+    lua_pop(L, 1);
+    it = calloc(1, sizeof(*it));
+    if (it == NULL)
+        return luaL_error(L, "not enough memory");
+    if (p->nidle >= p->size) /* evict the least recently used */
+        cs_pool_item_free(cs_link_data(p->idle.prev, cs_pitem_t, link), 1);
+
+    it->pool = p;
+    it->reused = u->reused + 1;
+    it->fd = cs_sock_detach(&u->s);
+    it->ev = event_new(S->base, it->fd, EV_READ, cs_pool_item_cb, it);
+    if (it->ev == NULL) {
+        cs_net_close(it->fd);
+        S->nsockets--;
+        free(it);
+        return luaL_error(L, "not enough memory");
+    }
+    if (timeout > 0) {
+        tv.tv_sec = (time_t) (timeout / 1000);
+        tv.tv_usec = (suseconds_t) ((timeout % 1000) * 1000);
+        event_add(it->ev, &tv);
+    } else {
+        event_add(it->ev, NULL);
+    }
+    /* newest first: connect takes the most recently used one */
+    it->link.next = p->idle.next;
+    it->link.prev = &p->idle;
+    p->idle.next->prev = &it->link;
+    p->idle.next = &it->link;
+    p->nidle++;
+
+    cs_buf_free(&u->in);
+    cs_buf_free(&u->out);
+    u->reused = 0;
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+/* sock:getreusedtimes() */
+static int
+cs_tcp_getreusedtimes(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    lua_pushinteger(L, u->reused);
+    return 1;
+}
+
+
+static int
+cs_tcp_parse_timeout(lua_State *L, int idx)
+{
+    lua_Number t = luaL_optnumber(L, idx, 0);
+
+    if (!(t >= 0 && t < 2147483648.0))
+        return luaL_error(L, "bad timeout value");
+    return (int) t;
+}
+
+
+/* sock:settimeout(ms) */
+static int
+cs_tcp_settimeout(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    int t = cs_tcp_parse_timeout(L, 2);
+
+    u->timeouts[0] = u->timeouts[1] = u->timeouts[2] = t;
+    return 0;
+}
+
+
+/* sock:settimeouts(connect_ms, send_ms, read_ms) */
+static int
+cs_tcp_settimeouts(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    int i;
+
+    for (i = 0; i < 3; i++)
+        u->timeouts[i] = cs_tcp_parse_timeout(L, i + 2);
+    return 0;
+}
+
+
+/* sock:setoption(name, value) */
+static int
+cs_tcp_setoption(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    const char *name = luaL_checkstring(L, 2);
+    int v, rc;
+
+    if (strcmp(name, "maxline") == 0) {
+        lua_Integer m = luaL_checkinteger(L, 3);
+        luaL_argcheck(L, m > 0, 3, "maxline must be positive");
+        u->maxline = (size_t) m;
+        lua_pushinteger(L, 1);
+        return 1;
+    }
+    if (lua_isboolean(L, 3))
+        v = lua_toboolean(L, 3);
+    else
+        v = (int) luaL_checkinteger(L, 3);
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    rc = cs_net_setoption(u->s.fd, name, v);
+    if (rc == CS_LIMIT)
+        return luaL_argerror(L, 2, lua_pushfstring(L, "unsupported option "
+                                                      "\"%s\"",
+                                                   name));
+    if (rc != CS_OK)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+static int
+cs_tcp_push_addr(lua_State *L, int fd, int peer)
+{
+    cs_addr_t a;
+    char buf[CS_NET_ADDRSTRLEN];
+    int port;
+
+    if (fd < 0)
+        return cs_sock_fail(L, "closed");
+    if ((peer ? cs_net_peername(fd, &a) : cs_net_sockname(fd, &a)) != CS_OK
+        || cs_net_format_addr(&a, buf, sizeof(buf), &port) < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    lua_pushstring(L, buf);
+    if (a.ss.ss_family == AF_UNIX)
+        return 1;
+    lua_pushinteger(L, port);
+    return 2;
+}
+
+
+/* sock:getpeername() */
+static int
+cs_tcp_getpeername(lua_State *L)
+{
+    return cs_tcp_push_addr(L, cs_tcp_check(L)->s.fd, 1);
+}
+
+
+/* sock:getsockname() */
+static int
+cs_tcp_getsockname(lua_State *L)
+{
+    return cs_tcp_push_addr(L, cs_tcp_check(L)->s.fd, 0);
+}
+
+
+/* sock:getfd() (debugging) */
+static int
+cs_tcp_getfd(lua_State *L)
+{
+    lua_pushinteger(L, cs_tcp_check(L)->s.fd);
+    return 1;
+}
+
+
+static int
+cs_tcp__tostring(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+
+    if (u->s.fd < 0)
+        lua_pushfstring(L, "corosched.tcp (closed): %p", (void *) u);
+    else
+        lua_pushfstring(L, "corosched.tcp (fd %d): %p", u->s.fd, (void *) u);
+    return 1;
+}
+
+
+/* cs.socket.tcp() */
+static int
+cs_tcp_ctor(lua_State *L)
+{
+    cs_tcp_new(L, cs_sched_up(L));
+    return 1;
+}
+
+/* }====== */
+
+
+/* {====== the listener ====== */
+
+static cs_server_t *
+cs_server_check(lua_State *L)
+{
+    return luaL_checkudata(L, 1, CS_SERVER_MT);
+}
+
+
+static void
+cs_server_close_fd(cs_server_t *sv)
+{
+    if (sv->s.fd < 0)
+        return;
+    cs_sock_close(&sv->s);
+    if (sv->unix_path)
+        unlink(sv->path);
+    sv->unix_path = 0;
+}
+
+
+/* cs.socket.listen(host, port [, opts]) / ("unix:/path" [, opts]) */
+static int
+cs_server_listen(lua_State *L)
+{
+    cs_sched_t *S = cs_sched_up(L);
+    size_t hlen;
+    const char *host = luaL_checklstring(L, 1, &hlen);
+    int is_unix = cs_net_is_unix(host, hlen), opts = 0, fd;
+    int backlog = 0, reuseaddr = 1, reuseport = 0, n = lua_gettop(L);
+    lua_Integer port = 0;
+    cs_server_t *sv;
+    cs_addr_t a;
+
+    if (n >= 2 && lua_type(L, n) == LUA_TTABLE)
+        opts = n;
+    if (!is_unix) {
+        port = luaL_checkinteger(L, 2);
+        luaL_argcheck(L, port >= 0 && port <= 65535, 2, "bad port number");
+    }
+    if (opts) {
+        lua_getfield(L, opts, "backlog");
+        backlog = (int) luaL_optinteger(L, -1, 0);
+        lua_getfield(L, opts, "reuseaddr");
+        if (!lua_isnil(L, -1))
+            reuseaddr = lua_toboolean(L, -1);
+        lua_getfield(L, opts, "reuseport");
+        reuseport = lua_toboolean(L, -1);
+        lua_pop(L, 3);
+    }
+    if (hlen == 1 && host[0] == '*')
+        host = "0.0.0.0", hlen = 7;
+    if (cs_net_is_localhost(host, hlen))
+        host = "127.0.0.1", hlen = 9;
+    if (cs_net_parse_addr(&a, host, hlen, (int) port) != CS_OK)
+        return cs_sock_fail(L, errno == ENOENT
+                                   ? "listen needs a numeric address"
+                                   : cs_net_strerror(errno));
+    fd = cs_net_listen(&a, backlog, reuseaddr, reuseport);
+    if (fd < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+
+    sv = lua_newuserdatauv(L, sizeof(cs_server_t), 0);
+    memset(sv, 0, sizeof(*sv));
+    cs_sock_attach(&sv->s, S, fd);
+    if (is_unix && hlen - 5 < sizeof(sv->path)) {
+        memcpy(sv->path, host + 5, hlen - 5);
+        sv->unix_path = 1;
+    }
+    luaL_setmetatable(L, CS_SERVER_MT);
+    return 1;
+}
+
+
+static int
+cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_server_t *sv = (cs_server_t *) ctx;
+    cs_thread_t *th = sv->s.S->cur;
+    cs_tcp_t *u;
+    int fd;
+
+    if (status == LUA_YIELD) {
+        if (th->wake == CS_SOCK_TIMEOUT)
+            return cs_sock_fail(L, "timeout");
+        if (th->wake == CS_SOCK_CLOSED || sv->s.fd < 0)
+            return cs_sock_fail(L, "closed");
+    }
+    fd = cs_net_accept(sv->s.fd, NULL);
+    if (fd < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return cs_sock_park(L, &sv->s, th, EV_READ, sv->timeout,
+                                "accept", ctx, cs_server_accept_k);
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    }
+    u = cs_tcp_new(L, sv->s.S);
+    cs_sock_attach(&u->s, sv->s.S, fd);
+    return 1;
+}
+
+
+/* server:accept() -> sock | nil, err */
+static int
+cs_server_accept(lua_State *L)
+{
+    cs_server_t *sv = cs_server_check(L);
+
+    lua_settop(L, 1);
+    cs_sched_current(sv->s.S, L, "accept");
+    if (sv->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (sv->s.reader != NULL)
+        return cs_sock_fail(L, "socket busy accepting");
+    return cs_server_accept_k(L, LUA_OK, (lua_KContext) sv);
+}
+
+
+/* server:settimeout(ms): accept timeout, 0 = none */
+static int
+cs_server_settimeout(lua_State *L)
+{
+    cs_server_t *sv = cs_server_check(L);
+
+    sv->timeout = cs_tcp_parse_timeout(L, 2);
+    return 0;
+}
+
+
+/* server:getsockname() */
+static int
+cs_server_getsockname(lua_State *L)
+{
+    return cs_tcp_push_addr(L, cs_server_check(L)->s.fd, 0);
+}
+
+
+/* server:close() */
+static int
+cs_server_close(lua_State *L)
+{
+    cs_server_t *sv = cs_server_check(L);
+
+    if (sv->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    cs_server_close_fd(sv);
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+static int
+cs_server__gc(lua_State *L)
+{
+    cs_server_close_fd(lua_touserdata(L, 1));
+    return 0;
+}
+
+/* }====== */
+
+
+static const luaL_Reg cs_tcp_methods[] = {
+    {"connect", cs_tcp_connect},
+    {"send", cs_tcp_send},
+    {"receive", cs_tcp_receive},
+    {"receiveany", cs_tcp_receiveany},
+    {"receiveuntil", cs_tcp_receiveuntil},
+    {"close", cs_tcp_close},
+    {"setkeepalive", cs_tcp_setkeepalive},
+    {"getreusedtimes", cs_tcp_getreusedtimes},
+    {"settimeout", cs_tcp_settimeout},
+    {"settimeouts", cs_tcp_settimeouts},
+    {"setoption", cs_tcp_setoption},
+    {"getpeername", cs_tcp_getpeername},
+    {"getsockname", cs_tcp_getsockname},
+    {"getfd", cs_tcp_getfd},
+    {NULL, NULL}
+};
+
+static const luaL_Reg cs_server_methods[] = {
+    {"accept", cs_server_accept},
+    {"settimeout", cs_server_settimeout},
+    {"getsockname", cs_server_getsockname},
+    {"close", cs_server_close},
+    {NULL, NULL}
+};
+
+
+static void
+cs_tcp_class(lua_State *L, cs_sched_t *S, const char *name,
+             const luaL_Reg *methods, lua_CFunction gc)
+{
+    luaL_newmetatable(L, name);
+    lua_newtable(L);
+    cs_setfuncs(L, S, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__close");
+    lua_pop(L, 1);
+}
+
+
+void
+cs_tcp_open(lua_State *L, cs_sched_t *S)
+{
+    cs_tcp_class(L, S, CS_TCP_MT, cs_tcp_methods, cs_tcp__gc);
+    luaL_getmetatable(L, CS_TCP_MT);
+    lua_pushcfunction(L, cs_tcp__tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    cs_tcp_class(L, S, CS_SERVER_MT, cs_server_methods, cs_server__gc);
+
+    luaL_newmetatable(L, CS_UNTIL_MT);
+    lua_pushcfunction(L, cs_until__gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, CS_POOL_MT);
+    lua_pushcfunction(L, cs_pool__gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+
+    lua_newtable(L);
+    S->pools_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+
+    lua_pushlightuserdata(L, S);
+    lua_pushcclosure(L, cs_tcp_ctor, 1);
+    lua_setfield(L, -2, "tcp");
+    lua_pushlightuserdata(L, S);
+    lua_pushcclosure(L, cs_server_listen, 1);
+    lua_setfield(L, -2, "listen");
+}
