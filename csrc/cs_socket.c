@@ -384,6 +384,42 @@ cs_resolve(lua_State *L)
 /* }====== */
 
 
+#ifdef CS_TESTING
+/* {====== test hooks (testing builds only) ====== */
+
+/* core._testing.short_io(on): every recv/send moves one byte at most and
+ * every other call says EAGAIN (OpenResty's mockeagain) */
+static int
+cs_testing_short_io(lua_State *L)
+{
+    cs_net_set_short_io(lua_toboolean(L, 1));
+    return 0;
+}
+
+
+/* core._testing.inject(op, errno_number, count) */
+static int
+cs_testing_inject(lua_State *L)
+{
+    const char *op = luaL_optstring(L, 1, NULL);
+    int err = (int) luaL_optinteger(L, 2, 0);
+    int count = (int) luaL_optinteger(L, 3, 1);
+
+    lua_pushboolean(L, cs_net_inject(op, err, count) == CS_OK);
+    return 1;
+}
+
+
+static const luaL_Reg cs_testing_funcs[] = {
+    {"short_io", cs_testing_short_io},
+    {"inject", cs_testing_inject},
+    {NULL, NULL}
+};
+
+/* }====== */
+#endif
+
+
 /* frees the resolver before the event base goes (created after S, so it
  * is finalized before S) */
 static int
@@ -410,6 +446,10 @@ cs_socket_open(lua_State *L, cs_sched_t *S)
     lua_pushlightuserdata(L, S);
     lua_pushcclosure(L, cs_resolve, 1);
     lua_setfield(L, -2, "resolve");
+#ifdef CS_TESTING
+    luaL_newlib(L, cs_testing_funcs);
+    lua_setfield(L, -2, "_testing");
+#endif
     lua_newtable(L); /* cs.socket: tcp, listen, udp */
     cs_tcp_open(L, S);
     cs_udp_open(L, S);

@@ -514,8 +514,7 @@ cs_tcp_send(lua_State *L)
         luaL_pushresult(&b);
         lua_replace(L, 2);
     } else if (lua_type(L, 2) == LUA_TNUMBER) {
-        lua_pushvalue(L, 2);
-        lua_tostring(L, -1);
+        (void) luaL_tolstring(L, 2, NULL);
         lua_replace(L, 2);
     } else if (lua_type(L, 2) != LUA_TSTRING) {
         return luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s "
@@ -734,8 +733,8 @@ cs_tcp_connect(lua_State *L)
         }
         port = lua_tointeger(L, 3);
         if (port < 0 || port > 65535)
-            return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %I",
-                                                   port));
+            return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %d",
+                                                   (int) port));
     }
 
     u->pool_size = 0;
@@ -744,8 +743,8 @@ cs_tcp_connect(lua_State *L)
         if (!lua_isnil(L, -1)) {
             lua_Integer ps = luaL_checkinteger(L, -1);
             if (ps <= 0)
-                return luaL_error(L, "bad \"pool_size\" option value: %I",
-                                  ps);
+                return luaL_error(L, "bad \"pool_size\" option value: %d",
+                                  (int) ps);
             u->pool_size = ps > 1000000 ? 1000000 : (int) ps;
         }
         lua_pop(L, 1);
@@ -765,7 +764,7 @@ cs_tcp_connect(lua_State *L)
         if (is_unix)
             lua_pushvalue(L, 2);
         else
-            lua_pushfstring(L, "%s:%I", host, port);
+            lua_pushfstring(L, "%s:%d", host, (int) port);
     }
     lua_setiuservalue(L, 1, 1);
     lua_settop(L, 3);
