@@ -110,6 +110,44 @@ lint: cppcheck
 	@! grep -nP '.{81,}|\t' csrc/*.c csrc/*.h \
 	    || (echo "tabs or lines over 80 columns" >&2; exit 1)
 
+# C unit tests of the Lua-free layers (buffer/patterns, net), ASan+UBSan
+CTEST_FLAGS = $(CSTD) -O1 -g $(CWARNS) $(WERROR) -Icsrc \
+              -fsanitize=address,undefined -fno-sanitize-recover=all
+check-c:
+	@mkdir -p $(BUILD)
+	$(CC) $(CTEST_FLAGS) -o $(BUILD)/test_buffer fuzz/test_buffer.c \
+	    csrc/cs_buffer.c
+	$(CC) $(CTEST_FLAGS) -DCS_TESTING -o $(BUILD)/test_net \
+	    fuzz/test_net.c csrc/cs_net.c
+	$(BUILD)/test_buffer | tail -n 1
+	$(BUILD)/test_net | tail -n 1
+
+# libFuzzer targets, FUZZ_TIME seconds each; new inputs go to build/corpus-*
+# (the seed corpora in fuzz/corpus/ stay as they are). For hours:
+#   make fuzz FUZZ_TIME=14400
+FUZZ_TIME ?= 30
+FUZZ_CC   ?= clang
+FUZZ_FLAGS = -std=c99 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer \
+             -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+             -Icsrc
+FUZZ_TARGETS = buffer:cs_buffer addr:cs_net
+fuzz:
+	@EXTRA_DEPS=clang sh .ci/deps.sh
+	@mkdir -p $(BUILD)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    name=$${t%%:*}; src=$${t##*:}; \
+	    echo "== fuzz_$$name ($(FUZZ_TIME) s)"; \
+	    $(FUZZ_CC) $(FUZZ_FLAGS) -o $(BUILD)/fuzz_$$name \
+	        fuzz/fuzz_$$name.c csrc/$$src.c; \
+	    mkdir -p $(BUILD)/corpus-$$name; \
+	    if ! $(BUILD)/fuzz_$$name -max_total_time=$(FUZZ_TIME) \
+	        -print_final_stats=1 -artifact_prefix=$(BUILD)/ \
+	        $(BUILD)/corpus-$$name fuzz/corpus/$$name \
+	        > $(BUILD)/fuzz_$$name.log 2>&1; then \
+	        tail -n 40 $(BUILD)/fuzz_$$name.log; exit 1; fi; \
+	    grep -E "number_of_executed_units" $(BUILD)/fuzz_$$name.log; \
+	done
+
 bench: deps
 	$(MAKE) all
 	bash bench/run.sh
@@ -118,5 +156,5 @@ clean:
 	rm -rf build build-asan build-testing
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
-        check-shortio \
+        check-shortio check-c fuzz \
         cppcheck format lint bench clean
