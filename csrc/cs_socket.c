@@ -18,6 +18,16 @@
 
 #define CS_NETSTATE_MT "corosched.netstate"
 
+/*
+ * Read events are edge-triggered and persistent: registered once per
+ * connection (no epoll_ctl per receive). That is safe because a reader
+ * parks only after a read came back with EAGAIN, and an edge seen
+ * while nobody is parked is remembered in s->rready. Write events (only
+ * when the send buffer is full) are added per park. The short-I/O testing
+ * mode fakes EAGAIN on a ready fd, which needs level-triggered events.
+ */
+static int cs_sock_level_triggered;
+
 
 /* {====== fd + events ====== */
 
@@ -28,6 +38,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->fd = fd;
     s->rev = s->wev = NULL;
     s->reader = s->writer = NULL;
+    s->rready = 1;
     S->nsockets++;
 }
 
@@ -39,11 +50,15 @@ cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
     cs_thread_t *th = s->reader;
 
     (void) fd;
+    if (what & EV_READ)
+        s->rready = 1;
+    if (event_get_events(s->rev) & EV_PERSIST)
+        event_add(s->rev, NULL); /* no timeout while nobody waits */
     if (th == NULL)
         return;
     s->reader = NULL;
-    cs_sched_wake(s->S, th, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
-                                                : CS_SOCK_READY);
+    cs_sched_wake(s->S, th, (what & EV_READ) ? CS_SOCK_READY
+                                             : CS_SOCK_TIMEOUT);
 }
 
 
@@ -88,7 +103,10 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
     struct timeval tv;
 
     if (*ev == NULL) {
-        *ev = event_new(S->base, s->fd, what,
+        short flags = what;
+        if (what == EV_READ && !cs_sock_level_triggered)
+            flags |= EV_PERSIST | EV_ET;
+        *ev = event_new(S->base, s->fd, flags,
                         what == EV_READ ? cs_sock_read_cb : cs_sock_write_cb,
                         s);
         if (*ev == NULL)
@@ -392,7 +410,8 @@ cs_resolve(lua_State *L)
 static int
 cs_testing_short_io(lua_State *L)
 {
-    cs_net_set_short_io(lua_toboolean(L, 1));
+    cs_sock_level_triggered = lua_toboolean(L, 1);
+    cs_net_set_short_io(cs_sock_level_triggered);
     return 0;
 }
 

@@ -19,6 +19,7 @@ typedef struct cs_sock_s {
     struct event *rev, *wev;    /* created on the first park */
     cs_thread_t *reader;        /* parked in a read (or accept) */
     cs_thread_t *writer;        /* parked in a write (or connect) */
+    int rready;                 /* readable since the last short read */
 } cs_sock_t;
 
 /* how a parked socket operation was woken: th->wake */

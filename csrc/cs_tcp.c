@@ -159,6 +159,8 @@ cs_tcp_fill(cs_tcp_t *u)
     char buf[CS_TCP_RECV_CHUNK], *p;
     ssize_t n;
 
+    if (!u->s.rready)
+        return CS_AGAIN; /* drained, and no edge since: park */
     if (u->in.cap - u->in.end >= 2048 || cs_buf_len(&u->in) > 0) {
         p = cs_buf_prepare(&u->in, CS_TCP_RECV_CHUNK);
         if (p == NULL) {
@@ -168,14 +170,19 @@ cs_tcp_fill(cs_tcp_t *u)
         n = cs_net_recv(u->s.fd, p, CS_TCP_RECV_CHUNK);
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
-        return n;
+    } else {
+        /* an empty buffer: read on the stack, so an idle socket holds
+         * no buffer */
+        n = cs_net_recv(u->s.fd, buf, sizeof(buf));
+        if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
+            errno = ENOMEM;
+            return CS_ERROR;
+        }
     }
-    /* an empty buffer: read on the stack, so an idle socket holds none */
-    n = cs_net_recv(u->s.fd, buf, sizeof(buf));
-    if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
-        errno = ENOMEM;
-        return CS_ERROR;
-    }
+    if (n == CS_AGAIN)
+        u->s.rready = 0; /* drained: the next edge sets it again (a short
+                          * read is not enough: a FIN may follow the data
+                          * under the same edge) */
     return n;
 }
 
