@@ -22,6 +22,9 @@
 
 #define CS_CO_WRAP 2 /* in the continuation context: a wrap function */
 
+/* cs_thread.c; its place is cs_thread.h */
+void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
+
 
 /* Lua 5.4's auxresume: [-narg, +(n|1), -] returns n results or -1 */
 static int
@@ -158,6 +161,8 @@ cs_co_auxresume(lua_State *L, int base, int wrap)
     cur = S->running ? cs_sched_try_current(S, L) : NULL;
     if (cur == NULL || !lua_isyieldable(L)) { /* a direct nested resume */
         r = cs_co_stock_resume(L, co, nargs);
+        if (c != NULL && lua_status(co) != LUA_YIELD)
+            cs_thread_co_ended(S, L, c); /* it ended here */
         if (r < 0) {
             if (wrap)
                 return cs_co_wrap_error(L, co);
@@ -263,6 +268,12 @@ cs_co_close(lua_State *L)
     st = cs_thread_costatus(S, L, 1);
     if (strcmp(st, "dead") != 0 && strcmp(st, "suspended") != 0)
         return luaL_error(L, "cannot close a %s coroutine", st);
+    if (S->running) {
+        cs_co_t *c = cs_sched_lookup(S, L, 1);
+        lua_pop(L, 1);
+        if (c != NULL && c->kind == CS_KIND_USER && !c->dead)
+            cs_thread_co_ended(S, L, c); /* ends it: its zombies go */
+    }
     if (cs_closethread(co, L) == LUA_OK) {
         lua_pushboolean(L, 1);
         return 1;

@@ -21,6 +21,9 @@
 
 #define CS_BATCH 64 /* resumes between two non-blocking polls */
 
+/* cs_thread.c; its place is cs_thread.h */
+void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
+
 static const char cs_sched_key = 'S';
 
 
@@ -40,12 +43,42 @@ cs_sched_update_time(cs_sched_t *S)
 /* }====== */
 
 
-/* {====== timer heap (min-heap on tn->when) ====== */
+/* {====== timer heap (min-heap on tn->when, then insertion order) ====== */
+
+/*
+ * Entries with the same deadline leave the heap in the order they entered
+ * it (timers created, or sleeps started, in the same loop iteration run in
+ * that order, as in nginx's timer tree). A binary heap is not stable, so
+ * every entry carries an insertion number. cs_tnode_t has no room for it,
+ * so the heap block holds them: heapcap node pointers, then heapcap
+ * numbers (seq[i] belongs to heap[i]), then the next number to give.
+ */
+typedef unsigned long long cs_seq_t;
+
+#define cs_heap_seq(S) ((cs_seq_t *) (void *) ((S)->heap + (S)->heapcap))
+
+static size_t
+cs_sched_heap_size(int cap)
+{
+    return (size_t) cap * sizeof(cs_tnode_t *)
+           + ((size_t) cap + 1) * sizeof(cs_seq_t);
+}
+
+
+/* entry a goes before entry b */
+static int
+cs_sched_heap_before(const cs_tnode_t *a, cs_seq_t sa, const cs_tnode_t *b,
+                     cs_seq_t sb)
+{
+    return a->when < b->when || (a->when == b->when && sa < sb);
+}
+
 
 static void
-cs_sched_heap_set(cs_sched_t *S, int i, cs_tnode_t *n)
+cs_sched_heap_set(cs_sched_t *S, int i, cs_tnode_t *n, cs_seq_t seq)
 {
     S->heap[i] = n;
+    cs_heap_seq(S)[i] = seq;
     n->idx = i;
 }
 
@@ -54,15 +87,16 @@ static void
 cs_sched_heap_up(cs_sched_t *S, int i)
 {
     cs_tnode_t *n = S->heap[i];
+    cs_seq_t *seq = cs_heap_seq(S), sn = seq[i];
 
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (S->heap[p]->when <= n->when)
+        if (!cs_sched_heap_before(n, sn, S->heap[p], seq[p]))
             break;
-        cs_sched_heap_set(S, i, S->heap[p]);
+        cs_sched_heap_set(S, i, S->heap[p], seq[p]);
         i = p;
     }
-    cs_sched_heap_set(S, i, n);
+    cs_sched_heap_set(S, i, n, sn);
 }
 
 
@@ -70,19 +104,22 @@ static void
 cs_sched_heap_down(cs_sched_t *S, int i)
 {
     cs_tnode_t *n = S->heap[i];
+    cs_seq_t *seq = cs_heap_seq(S), sn = seq[i];
 
     for (;;) {
         int c = 2 * i + 1;
         if (c >= S->nheap)
             break;
-        if (c + 1 < S->nheap && S->heap[c + 1]->when < S->heap[c]->when)
+        if (c + 1 < S->nheap
+            && cs_sched_heap_before(S->heap[c + 1], seq[c + 1], S->heap[c],
+                                    seq[c]))
             c++;
-        if (n->when <= S->heap[c]->when)
+        if (!cs_sched_heap_before(S->heap[c], seq[c], n, sn))
             break;
-        cs_sched_heap_set(S, i, S->heap[c]);
+        cs_sched_heap_set(S, i, S->heap[c], seq[c]);
         i = c;
     }
-    cs_sched_heap_set(S, i, n);
+    cs_sched_heap_set(S, i, n, sn);
 }
 
 
@@ -90,7 +127,9 @@ cs_sched_heap_down(cs_sched_t *S, int i)
 void
 cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n)
 {
-    cs_sched_heap_set(S, S->nheap++, n);
+    cs_seq_t *seq = cs_heap_seq(S);
+
+    cs_sched_heap_set(S, S->nheap++, n, seq[S->heapcap]++);
     cs_sched_heap_up(S, n->idx);
 }
 
@@ -100,15 +139,18 @@ cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n)
 {
     int i = n->idx;
     cs_tnode_t *last;
+    cs_seq_t *seq;
 
     if (i < 0)
         return;
     n->idx = -1;
+    seq = cs_heap_seq(S);
     last = S->heap[--S->nheap];
     if (last == n)
         return;
-    cs_sched_heap_set(S, i, last);
-    if (i > 0 && S->heap[(i - 1) / 2]->when > last->when)
+    cs_sched_heap_set(S, i, last, seq[S->nheap]);
+    if (i > 0 && cs_sched_heap_before(last, seq[i], S->heap[(i - 1) / 2],
+                                      seq[(i - 1) / 2]))
         cs_sched_heap_up(S, i);
     else
         cs_sched_heap_down(S, i);
@@ -120,16 +162,21 @@ void
 cs_sched_heap_reserve(cs_sched_t *S, lua_State *L)
 {
     cs_tnode_t **h;
-    int cap;
+    cs_seq_t next;
+    int cap, old = S->heapcap;
 
-    if (S->nheap < S->heapcap)
+    if (S->nheap < old)
         return;
-    cap = S->heapcap ? S->heapcap * 2 : 64;
-    h = realloc(S->heap, (size_t) cap * sizeof(*h));
+    next = S->heap != NULL ? cs_heap_seq(S)[old] : 0;
+    cap = old ? old * 2 : 64;
+    h = realloc(S->heap, cs_sched_heap_size(cap));
     if (h == NULL)
         luaL_error(L, "not enough memory");
     S->heap = h;
     S->heapcap = cap;
+    /* the numbers sat after `old` pointers; now they go after `cap` */
+    memmove(cs_heap_seq(S), h + old, (size_t) old * sizeof(cs_seq_t));
+    cs_heap_seq(S)[cap] = next;
 }
 
 
@@ -258,8 +305,8 @@ cs_sched_co_done(cs_sched_t *S, cs_thread_t *th, cs_co_t *c, int status,
 
     c->th = NULL;
     c->parent = NULL;
-    c->dead = 1;
     th->active = p;
+    cs_thread_co_ended(S, S->L, c); /* its zombie children go */
 
     if (status == LUA_OK) {
         if (!lua_checkstack(p->L, nres + 1)) {

@@ -5,7 +5,9 @@
  * Waiters are parked threads linked through th->q in the object's wait
  * list, in arrival order; a timeout is a heap entry (th->tn). Wake-ups hand
  * the resource over directly (a semaphore unit, a queue item), so a thread
- * that arrives later cannot steal it.
+ * that arrives later cannot steal it. Until the woken thread runs, its
+ * th->cleanup gives the resource back if it is killed (cs_thread_kill calls
+ * the cleanup of a ready thread too); its continuation clears it.
  */
 #include <string.h>
 
@@ -70,6 +72,36 @@ cs_sync_park(cs_sched_t *S, lua_State *L, cs_thread_t *th, cs_link_t *list,
 
 /* {====== semaphore ====== */
 
+static void cs_sema_giveback(cs_sched_t *S, cs_thread_t *th);
+
+
+/* hands units to waiters, in arrival order, while there are both */
+static void
+cs_sema_grant(cs_sched_t *S, cs_sema_t *sem)
+{
+    while (sem->count > 0 && !cs_link_empty(&sem->waiters)) {
+        cs_thread_t *th = cs_sync_first(&sem->waiters);
+        sem->nwaiters--;
+        sem->count--;
+        cs_sched_wake(S, th, CS_WAKE_OK);
+        th->cleanup = cs_sema_giveback; /* until it runs */
+        th->data = sem;
+    }
+}
+
+
+/* a thread that was granted a unit is killed before it ran */
+static void
+cs_sema_giveback(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_sema_t *sem = th->data;
+
+    if (sem->count < LUA_MAXINTEGER) /* else the unit is lost: saturate */
+        sem->count++;
+    cs_sema_grant(S, sem);
+}
+
+
 static void
 cs_sema_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
@@ -119,13 +151,10 @@ cs_sema_post(lua_State *L)
 
     if (n < 1)
         return luaL_error(L, "no negative number");
+    if (n > LUA_MAXINTEGER - sem->count)
+        return luaL_error(L, "semaphore count overflow");
     sem->count += n;
-    while (sem->count > 0 && !cs_link_empty(&sem->waiters)) {
-        cs_thread_t *th = cs_sync_first(&sem->waiters);
-        sem->nwaiters--;
-        sem->count--;
-        cs_sched_wake(S, th, CS_WAKE_OK);
-    }
+    cs_sema_grant(S, sem);
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -138,6 +167,7 @@ cs_sema_wait_k(lua_State *L, int status, lua_KContext ctx)
 
     (void) status;
     (void) ctx;
+    th->cleanup = NULL; /* the unit is ours now */
     if (th->wake == CS_WAKE_OK) {
         lua_pushboolean(L, 1);
         return 1;
@@ -227,6 +257,44 @@ cs_queue_take(lua_State *L, cs_queue_t *q, int qidx)
 }
 
 
+static void cs_queue_giveback(cs_sched_t *S, cs_thread_t *th);
+
+
+/* moves the value at from's top to the parked popper th and wakes it */
+static void
+cs_queue_handover(cs_sched_t *S, lua_State *from, cs_queue_t *q,
+                  cs_thread_t *th)
+{
+    lua_xmove(from, th->active->L, 1);
+    cs_sched_wake(S, th, CS_WAKE_OK);
+    th->cleanup = cs_queue_giveback; /* until it runs */
+    th->data = q;
+}
+
+
+/*
+ * A popper that was handed an item is killed before it ran. Its stack is
+ * [queue, item] (cs_queue_pop parked with the queue alone): the item goes
+ * to the next popper, or back to the head of the queue.
+ */
+static void
+cs_queue_giveback(cs_sched_t *S, cs_thread_t *th)
+{
+    lua_State *co = th->active->L;
+    cs_queue_t *q = th->data;
+
+    if (!cs_link_empty(&q->poppers)) {
+        cs_queue_handover(S, co, q, cs_sync_first(&q->poppers));
+        return;
+    }
+    lua_getiuservalue(co, 1, 1);
+    lua_insert(co, -2);
+    lua_rawseti(co, -2, --q->head);
+    lua_pop(co, 1);
+    q->count++;
+}
+
+
 /* cs.queue.new([capacity]) */
 static int
 cs_queue_new(lua_State *L)
@@ -299,10 +367,8 @@ cs_queue_push(lua_State *L)
     if (q->closed)
         return cs_queue_fail(L, "closed");
     if (!cs_link_empty(&q->poppers)) { /* hand it over */
-        th = cs_sync_first(&q->poppers);
         lua_pushvalue(L, 2);
-        lua_xmove(L, th->active->L, 1);
-        cs_sched_wake(S, th, CS_WAKE_OK);
+        cs_queue_handover(S, L, q, cs_sync_first(&q->poppers));
         lua_pushinteger(L, 1);
         return 1;
     }
@@ -329,6 +395,7 @@ cs_queue_pop_k(lua_State *L, int status, lua_KContext ctx)
 
     (void) status;
     (void) ctx;
+    th->cleanup = NULL; /* the item is ours now */
     if (th->wake == CS_WAKE_OK)
         return 1; /* the pusher put the item on our stack */
     return cs_queue_fail(L, th->wake == CS_WAKE_CLOSED ? "closed"

@@ -22,6 +22,10 @@ static const char cs_thread_stash_key = 'T';
 static void cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th,
                               int report);
 
+/* [-0, +0, m] the user coroutine c has ended. Declared here and where it
+ * is called (cs_sched.c, cs_coroutine.c); its place is cs_thread.h. */
+void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
+
 
 /* {====== records ====== */
 
@@ -93,7 +97,9 @@ cs_thread_check(cs_sched_t *S, lua_State *L, int idx)
 {
     cs_co_t *c;
 
-    luaL_argexpected(L, lua_type(L, idx) == LUA_TTHREAD, idx, "thread");
+    /* ngx.thread.kill's message */
+    luaL_argcheck(L, lua_type(L, idx) == LUA_TTHREAD, idx,
+                  "lua thread expected");
     c = cs_sched_lookup(S, L, idx);
     lua_pop(L, 1);
     if (c == NULL || c->kind == CS_KIND_USER)
@@ -141,10 +147,64 @@ cs_thread_stash_traceback(cs_sched_t *S, cs_thread_t *th, lua_State *co)
         lua_pushvalue(L, -1);
         lua_rawsetp(L, LUA_REGISTRYINDEX, &cs_thread_stash_key);
     }
+    lua_createtable(L, 2, 0);             /* {traceback, error} */
     cs_thread_traceback(L, co);
+    lua_rawseti(L, -2, 1);
+    if (lua_checkstack(co, 1)) { /* the error stays on co for the resumer */
+        lua_pushvalue(co, -1);
+        lua_xmove(co, L, 1);
+        lua_rawseti(L, -2, 2);
+    }
     lua_rawsetp(L, -2, th);
     lua_pop(L, 1);
     th->stash = 1;
+}
+
+
+/*
+ * [-0, +1, m] the stashed coroutine traceback of th if the error the
+ * thread ended with (at co's top) is the one the coroutine raised, passed
+ * on by coroutine.wrap (which may have prefixed a position to a string);
+ * else nil. An error that a pcall caught in between is not that error.
+ */
+static int
+cs_thread_stashed(lua_State *L, cs_thread_t *th, lua_State *co)
+{
+    size_t lf, ls;
+    const char *f, *s;
+    int same;
+
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &cs_thread_stash_key);
+    lua_rawgetp(L, -1, th);                 /* stash entry */
+    lua_remove(L, -2);
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        return 0;
+    }
+    lua_rawgeti(L, -1, 2);                  /* entry stashed_err */
+    if (lua_checkstack(co, 1)) {
+        lua_pushvalue(co, -1);
+        lua_xmove(co, L, 1);                /* entry stashed_err err */
+    } else {
+        lua_pushnil(L);
+    }
+    same = !lua_isnil(L, -2) && lua_rawequal(L, -1, -2);
+    if (!same && lua_type(L, -1) == LUA_TSTRING
+        && lua_type(L, -2) == LUA_TSTRING) {
+        f = lua_tolstring(L, -1, &lf);
+        s = lua_tolstring(L, -2, &ls);
+        same = lf >= ls && memcmp(f + lf - ls, s, ls) == 0;
+    }
+    lua_pop(L, 2);
+    if (!same) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        return 0;
+    }
+    lua_rawgeti(L, -1, 1);
+    lua_remove(L, -2);
+    return 1;
 }
 
 
@@ -237,6 +297,20 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
 }
 
 
+/*
+ * The user coroutine c has ended: it returned, raised, was closed, or the
+ * thread it ran in was killed. Its zombie children can never be waited on
+ * now, so they are discarded (a failed one is reported); children that end
+ * later are discarded by cs_thread_finish, which sees c->dead.
+ */
+void
+cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c)
+{
+    c->dead = 1;
+    cs_thread_discard_zombies(S, L, c);
+}
+
+
 cs_thread_t *
 cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status, int nres)
 {
@@ -250,12 +324,13 @@ cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status, int nres)
         /* co's stack becomes [report, false, err] */
         cs_thread_traceback(L, co);
         if (th->stash) {
-            lua_rawgetp(L, LUA_REGISTRYINDEX, &cs_thread_stash_key);
-            lua_rawgetp(L, -1, th);
-            lua_remove(L, -2);
-            lua_pushliteral(L, "\ncoroutine traceback:\n");
-            lua_insert(L, -2);
-            lua_concat(L, 3);
+            if (cs_thread_stashed(L, th, co)) {
+                lua_pushliteral(L, "\ncoroutine traceback:\n");
+                lua_insert(L, -2);
+                lua_concat(L, 3);
+            } else {
+                lua_pop(L, 1);
+            }
             cs_thread_clear_stash(S, th);
         }
         cs_closethread(co, L); /* closes pending to-be-closed variables */
@@ -321,6 +396,13 @@ cs_thread_kill(cs_sched_t *S, lua_State *L, cs_thread_t *th)
 
     if (th->state == CS_TH_READY) {
         cs_link_remove(&th->q);
+        /* woken but not resumed yet: a cleanup set now gives back what the
+         * wake-up handed over (a semaphore unit, a queue item; cs_sync.c) */
+        if (th->cleanup != NULL) {
+            cs_cleanup_pt cleanup = th->cleanup;
+            th->cleanup = NULL;
+            cleanup(S, th);
+        }
     } else if (th->state == CS_TH_PARKED) {
         if (th->cleanup != NULL)
             th->cleanup(S, th);
@@ -332,9 +414,9 @@ cs_thread_kill(cs_sched_t *S, lua_State *L, cs_thread_t *th)
         p = c->parent;
         c->th = NULL;
         c->parent = NULL;
-        c->dead = 1;
         cs_closethread(c->L, L);
         lua_settop(c->L, 0);
+        cs_thread_co_ended(S, L, c);
     }
     th->active = &th->co;
     cs_closethread(th->co.L, L);

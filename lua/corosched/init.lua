@@ -24,9 +24,16 @@ local _M = {
   resolve = core.resolve,
 }
 
--- The originals stay reachable.
-local raw = {}
-for k, v in pairs(coroutine) do raw[k] = v end
+-- The originals stay reachable. They are kept in the registry, so that a
+-- second load of this module (package.loaded cleared, as busted's
+-- insulation does) does not take our replacements for the originals.
+local registry = debug.getregistry()
+local raw = registry["corosched.raw_coroutine"]
+if raw == nil then
+  raw = {}
+  for k, v in pairs(coroutine) do raw[k] = v end
+  registry["corosched.raw_coroutine"] = raw
+end
 _M.raw_coroutine = raw
 
 -- Inside a light thread these route every resume through the scheduler's
