@@ -104,9 +104,11 @@ enum {
 };
 
 /*
- * A coroutine the scheduler knows about. A full userdata whose user value 1
- * is the coroutine and user value 2 the parent record (so the pointer stays
- * valid). Found from the coroutine through S's weak map.
+ * A coroutine the scheduler knows about. A light thread's record is
+ * malloc'd (cs_thread_t), found through S->recs, freed when the thread is
+ * gone and no child thread points at it any more (nchildren). A user
+ * coroutine's record is a userdata (user value 1: the coroutine) in S's
+ * weak map, pinned in the anchor table while it has child threads.
  */
 struct cs_co_s {
     lua_State *L;
@@ -117,6 +119,8 @@ struct cs_co_s {
     unsigned char dead;   /* its function has ended (or was killed) */
     unsigned char wrap;   /* resumed by a coroutine.wrap function */
     unsigned wait_gen;    /* bumped each time it returns from thread.wait */
+    int nchildren;        /* threads whose parent pointer is this record */
+    int pin;              /* user co: anchor ref while nchildren > 0 */
 };
 
 typedef void (*cs_cleanup_pt)(cs_sched_t *S, cs_thread_t *th);
@@ -130,7 +134,7 @@ struct cs_thread_s {
     cs_cleanup_pt cleanup; /* undoes the pending operation (kill) */
     void *data;           /* for cleanup and the continuation */
     const char *parked_on; /* for cs.dump() */
-    int ref;              /* anchor in S's registry table while live */
+    int ref;              /* anchors the coroutine while live */
     int nargs;            /* values to pass at the next resume */
     int wake;             /* what woke it: CS_WAKE_* or API-specific */
     unsigned waited_gen;  /* parent's wait_gen when it started waiting */

@@ -22,8 +22,6 @@
 
 #define CS_CO_WRAP 2 /* in the continuation context: a wrap function */
 
-/* cs_thread.c; its place is cs_thread.h */
-void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
 
 
 /* Lua 5.4's auxresume: [-narg, +(n|1), -] returns n results or -1 */
@@ -144,8 +142,7 @@ cs_co_auxresume(lua_State *L, int base, int wrap)
     cs_co_t *c = NULL;
 
     if (S->running) {
-        c = cs_sched_lookup(S, L, coidx);
-        lua_pop(L, 1);
+        c = cs_sched_find(S, L, coidx);
         if (c != NULL && c->kind != CS_KIND_USER) {
             int st = ((cs_thread_t *) c)->state;
             err = (st == CS_TH_DEAD || st == CS_TH_ZOMBIE)
@@ -189,6 +186,7 @@ cs_co_auxresume(lua_State *L, int base, int wrap)
         memset(c, 0, sizeof(*c));
         c->L = co;
         c->kind = CS_KIND_USER;
+        c->pin = LUA_NOREF;
         lua_pushvalue(L, coidx);
         lua_setiuservalue(L, -2, 1);
         lua_rawgeti(L, LUA_REGISTRYINDEX, S->map_ref);
@@ -269,8 +267,7 @@ cs_co_close(lua_State *L)
     if (strcmp(st, "dead") != 0 && strcmp(st, "suspended") != 0)
         return luaL_error(L, "cannot close a %s coroutine", st);
     if (S->running) {
-        cs_co_t *c = cs_sched_lookup(S, L, 1);
-        lua_pop(L, 1);
+        cs_co_t *c = cs_sched_find(S, L, 1);
         if (c != NULL && c->kind == CS_KIND_USER && !c->dead)
             cs_thread_co_ended(S, L, c); /* ends it: its zombies go */
     }

@@ -22,6 +22,7 @@
 
 #include <event2/event.h>
 #include "cs_common.h"
+#include "cs_map.h"
 
 struct cs_sched_s {
     lua_State *L;          /* the state that called cs.run */
@@ -46,9 +47,18 @@ struct cs_sched_s {
     cs_thread_t *entry;
     double now_mono;       /* cached CLOCK_MONOTONIC */
     double now_real;       /* cached wall clock, for cs.now() */
-    int map_ref;           /* weak table coroutine -> record */
-    int anchor_ref;        /* table anchoring live records */
+    cs_map_t recs;         /* lua_State -> record of a live light thread */
+    int map_ref;           /* weak table coroutine -> user co record */
+    int anchor_ref;        /* luaL_ref anchors: timers, pinned records */
+    int slots_ref;         /* array of live threads' coroutines */
+    int *free_slots;       /* its free indices (a stack) */
+    int nfree, freecap, maxslot;
     int onerror_ref;       /* error handler, or LUA_NOREF */
+    int fastspawn;         /* spawns that ran their child at once, this
+                            * batch (see cs_sched_run_child) */
+    int nested;            /* inside cs_sched_run_child */
+    cs_thread_t *spare;    /* freed thread records, for reuse */
+    int nspare;
     struct evdns_base *dns; /* the resolver, created on first use */
     int pools_ref;         /* connection pools: key -> pool userdata */
 };
@@ -77,6 +87,11 @@ void cs_sched_wake(cs_sched_t *S, cs_thread_t *th, int wake);
 /* undoes the park (timeout entry, I/O count) without posting */
 void cs_sched_unpark(cs_sched_t *S, cs_thread_t *th, int wake);
 
+/* spawn's shortcut: runs the new child th now, from inside the parent's
+ * spawn, when the parent would be resumed right after it anyway (nothing
+ * else ready); returns 0 when it may not (the parent must yield) */
+int cs_sched_run_child(cs_sched_t *S, cs_thread_t *th);
+
 /* appends th to the ready queue (nargs values on its stack go to resume) */
 void cs_sched_post(cs_sched_t *S, cs_thread_t *th, int nargs);
 
@@ -90,8 +105,9 @@ void cs_sched_update_time(cs_sched_t *S);
 /* [-0, +0, -] the scheduler from upvalue 1 of an API function */
 #define cs_sched_up(L) ((cs_sched_t *) lua_touserdata((L), lua_upvalueindex(1)))
 
-/* [-0, +1, m] the record of coroutine co (index idx), or pushes nil */
-cs_co_t *cs_sched_lookup(cs_sched_t *S, lua_State *L, int idx);
+/* [-0, +0, -] the record of the coroutine at idx (a live light thread or
+ * a user coroutine we resumed), or NULL */
+cs_co_t *cs_sched_find(cs_sched_t *S, lua_State *L, int idx);
 
 /* [-0, +0, m] the scheduler of L's state, created on first use */
 cs_sched_t *cs_sched_get(lua_State *L);

@@ -8,6 +8,7 @@
  * of a coroutine.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lua.h>
@@ -22,20 +23,117 @@ static const char cs_thread_stash_key = 'T';
 static void cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th,
                               int report);
 
-/* [-0, +0, m] the user coroutine c has ended. Declared here and where it
- * is called (cs_sched.c, cs_coroutine.c); its place is cs_thread.h. */
-void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
 
 
 /* {====== records ====== */
 
-/* [-0, +1, m] pushes the record userdata of a live thread */
+/* [-0, +1, m] pushes the coroutine of a live thread */
 static void
-cs_thread_push_record(cs_sched_t *S, lua_State *L, cs_thread_t *th)
+cs_thread_push_co(cs_sched_t *S, lua_State *L, cs_thread_t *th)
 {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, S->anchor_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
     lua_rawgeti(L, -1, th->ref);
     lua_remove(L, -2);
+}
+
+
+/* [-1, +0, m] anchors the coroutine at L's top in a slot (cheaper than
+ * luaL_ref: one table write); returns the slot */
+static int
+cs_thread_anchor(cs_sched_t *S, lua_State *L)
+{
+    int slot = S->nfree > 0 ? S->free_slots[--S->nfree] : ++S->maxslot;
+
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, slot);
+    lua_pop(L, 1);
+    return slot;
+}
+
+
+/* [-0, +0, m] frees a slot */
+static void
+cs_thread_unanchor(cs_sched_t *S, lua_State *L, int slot)
+{
+    if (S->nfree == S->freecap) {
+        int cap = S->freecap ? S->freecap * 2 : 256;
+        int *p = realloc(S->free_slots, (size_t) cap * sizeof(int));
+        if (p == NULL)
+            luaL_error(L, "not enough memory");
+        S->free_slots = p;
+        S->freecap = cap;
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
+    lua_pushnil(L);
+    lua_rawseti(L, -2, slot);
+    lua_pop(L, 1);
+    S->free_slots[S->nfree++] = slot;
+}
+
+
+#define CS_THREAD_SPARE 256 /* freed records kept for reuse */
+
+/* a zeroed record, recycled when possible */
+static cs_thread_t *
+cs_thread_alloc(cs_sched_t *S)
+{
+    cs_thread_t *th = S->spare;
+
+    if (th == NULL)
+        return calloc(1, sizeof(cs_thread_t));
+    S->spare = (cs_thread_t *) th->data;
+    S->nspare--;
+    memset(th, 0, sizeof(*th));
+    return th;
+}
+
+
+static void
+cs_thread_free(cs_sched_t *S, cs_thread_t *th)
+{
+    if (S->nspare >= CS_THREAD_SPARE) {
+        free(th);
+        return;
+    }
+    th->data = S->spare;
+    S->spare = th;
+    S->nspare++;
+}
+
+
+/* [-0, +0, m] a thread now points at p as its parent */
+static void
+cs_thread_hold(cs_sched_t *S, lua_State *L, cs_co_t *p)
+{
+    if (p->nchildren++ > 0 || p->kind != CS_KIND_USER)
+        return;
+    /* a user coroutine's record (a userdata, and so its coroutine) must
+     * outlive the pointer: pin it. p is L's own record. */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->anchor_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, S->map_ref);
+    lua_pushthread(L);
+    lua_rawget(L, -2);
+    lua_remove(L, -2);
+    p->pin = luaL_ref(L, -2);
+    lua_pop(L, 1);
+}
+
+
+/* [-0, +0, -] a thread no longer points at p */
+static void
+cs_thread_release(cs_sched_t *S, lua_State *L, cs_co_t *p)
+{
+    if (p == NULL || --p->nchildren > 0)
+        return;
+    if (p->kind == CS_KIND_USER) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, S->anchor_ref);
+        luaL_unref(L, -1, p->pin);
+        lua_pop(L, 1);
+        p->pin = LUA_NOREF;
+    } else if (((cs_thread_t *) p)->state == CS_TH_DEAD) {
+        cs_thread_free(S, (cs_thread_t *) p);
+    }
 }
 
 
@@ -45,40 +143,32 @@ cs_thread_new(cs_sched_t *S, lua_State *L, int fidx, int nargs,
 {
     lua_State *co;
     cs_thread_t *th;
-    int i;
+    int i, ref;
 
     fidx = lua_absindex(L, fidx);
     luaL_checkstack(L, 8, NULL);
     co = lua_newthread(L);                                  /* co */
     if (!lua_checkstack(co, nargs + 1))
         luaL_error(L, "too many arguments to spawn");
-    th = lua_newuserdatauv(L, sizeof(cs_thread_t), 2);      /* co rec */
-    memset(th, 0, sizeof(*th));
+    lua_pushvalue(L, -1);
+    ref = cs_thread_anchor(S, L);
+    th = cs_thread_alloc(S);
+    if (th == NULL || cs_map_set(&S->recs, co, th) != 0) {
+        free(th);
+        cs_thread_unanchor(S, L, ref);
+        luaL_error(L, "not enough memory");
+    }
+    th->ref = ref;
     th->co.L = co;
     th->co.th = th;
     th->co.kind = (unsigned char) kind;
+    th->co.pin = LUA_NOREF;
     th->active = &th->co;
     th->tn.idx = -1;
-    th->ref = LUA_NOREF;
-    lua_pushvalue(L, -2);
-    lua_setiuservalue(L, -2, 1);                            /* rec.co */
-
-    lua_rawgeti(L, LUA_REGISTRYINDEX, S->map_ref);          /* co rec map */
     if (parent != NULL) {
-        lua_pushthread(L);          /* the parent is L's own record */
-        lua_rawget(L, -2);
-        lua_setiuservalue(L, -3, 2);
         th->co.parent = parent;
+        cs_thread_hold(S, L, parent);
     }
-    lua_pushvalue(L, -3);
-    lua_pushvalue(L, -3);
-    lua_rawset(L, -3);                                      /* map[co]=rec */
-    lua_pop(L, 1);                                          /* co rec */
-
-    lua_rawgeti(L, LUA_REGISTRYINDEX, S->anchor_ref);
-    lua_pushvalue(L, -2);
-    th->ref = luaL_ref(L, -2);
-    lua_pop(L, 2);                                          /* co */
 
     for (i = 0; i <= nargs; i++)
         lua_pushvalue(L, fidx + i);
@@ -92,6 +182,17 @@ cs_thread_new(cs_sched_t *S, lua_State *L, int fidx, int nargs,
 }
 
 
+static int cs_thread_stock_status(lua_State *L, lua_State *co);
+
+/* what cs_thread_check returns for a light thread that is gone */
+static cs_thread_t cs_thread_gone = {
+    .co = {.kind = CS_KIND_THREAD, .dead = 1, .pin = LUA_NOREF},
+    .tn = {.idx = -1},
+    .ref = LUA_NOREF,
+    .state = CS_TH_DEAD
+};
+
+
 static cs_thread_t *
 cs_thread_check(cs_sched_t *S, lua_State *L, int idx)
 {
@@ -100,9 +201,15 @@ cs_thread_check(cs_sched_t *S, lua_State *L, int idx)
     /* ngx.thread.kill's message */
     luaL_argcheck(L, lua_type(L, idx) == LUA_TTHREAD, idx,
                   "lua thread expected");
-    c = cs_sched_lookup(S, L, idx);
-    lua_pop(L, 1);
-    if (c == NULL || c->kind == CS_KIND_USER)
+    c = cs_sched_find(S, L, idx);
+    if (c == NULL) {
+        /* a thread's record goes with it: a finished coroutine we do not
+         * know is taken for a light thread already waited or killed */
+        if (cs_thread_stock_status(L, lua_tothread(L, idx)) == 1)
+            return &cs_thread_gone;
+        return NULL;
+    }
+    if (c->kind == CS_KIND_USER)
         return NULL;
     return (cs_thread_t *) c;
 }
@@ -231,9 +338,7 @@ cs_thread_report(cs_sched_t *S, lua_State *L, cs_thread_t *th)
     luaL_checkstack(L, 4, NULL);
     if (S->onerror_ref != LUA_NOREF) {
         lua_rawgeti(L, LUA_REGISTRYINDEX, S->onerror_ref);
-        cs_thread_push_record(S, L, th);
-        lua_getiuservalue(L, -1, 1);
-        lua_remove(L, -2);
+        cs_thread_push_co(S, L, th);
         lua_pushvalue(th->co.L, 1);
         lua_xmove(th->co.L, L, 1);
         S->cur = NULL; /* the handler runs outside any thread */
@@ -290,10 +395,13 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
     cs_thread_clear_stash(S, th);
     cs_thread_discard_zombies(S, L, &th->co);
 
-    lua_rawgeti(L, LUA_REGISTRYINDEX, S->anchor_ref);
-    luaL_unref(L, -1, th->ref);
-    lua_pop(L, 1);
+    cs_map_del(&S->recs, th->co.L);
+    cs_thread_unanchor(S, L, th->ref);
     th->ref = LUA_NOREF;
+    cs_thread_release(S, L, th->co.parent);
+    th->co.parent = NULL;
+    if (th->co.nchildren == 0)
+        cs_thread_free(S, th); /* else the last child frees it */
 }
 
 
@@ -575,6 +683,8 @@ cs_thread_spawn(lua_State *L)
                        cur ? CS_KIND_THREAD : CS_KIND_DETACHED);
     th->nargs = n - 1;
     if (cur != NULL && lua_isyieldable(L)) {
+        if (cs_sched_run_child(S, th))
+            return 1;
         S->op = CS_OP_SPAWN;
         S->op_target = &th->co;
         return lua_yield(L, 1); /* spawn returns the coroutine */
@@ -628,7 +738,7 @@ cs_thread_wait(lua_State *L)
         if (t == NULL || t->co.kind != CS_KIND_THREAD)
             return luaL_error(L, "attempt to wait on a coroutine that is "
                                  "not a user thread");
-        if (t->co.parent != me)
+        if (t->co.parent != me && t != &cs_thread_gone)
             return luaL_error(L, "only the parent coroutine can wait on "
                                  "the thread");
         if (t->state == CS_TH_ZOMBIE) {
@@ -680,7 +790,8 @@ cs_thread_kill_l(lua_State *L)
         lua_pushliteral(L, "not user thread");
         return 2;
     }
-    if (cur == NULL || t->co.parent != cur->active) {
+    if (t != &cs_thread_gone
+        && (cur == NULL || t->co.parent != cur->active)) {
         lua_pushnil(L);
         lua_pushliteral(L, "killer not parent");
         return 2;
@@ -738,8 +849,7 @@ cs_thread_costatus(cs_sched_t *S, lua_State *L, int idx)
 
     if (L == co || !S->running)
         return names[cs_thread_stock_status(L, co)];
-    c = cs_sched_lookup(S, L, idx);
-    lua_pop(L, 1);
+    c = cs_sched_find(S, L, idx);
     if (c == NULL)
         return names[cs_thread_stock_status(L, co)];
     if (c->kind != CS_KIND_USER) {
@@ -780,8 +890,7 @@ cs_thread_self(lua_State *L)
         lua_pushnil(L);
         return 1;
     }
-    cs_thread_push_record(S, L, th);
-    lua_getiuservalue(L, -1, 1);
+    cs_thread_push_co(S, L, th);
     return 1;
 }
 

@@ -19,6 +19,10 @@ cs_thread_t *cs_thread_new(cs_sched_t *S, lua_State *L, int fidx, int nargs,
 cs_thread_t *cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status,
                               int nres);
 
+/* [-0, +0, m] the user coroutine c has ended (returned, raised, closed or
+ * killed): its zombie children are discarded */
+void cs_thread_co_ended(cs_sched_t *S, lua_State *L, cs_co_t *c);
+
 /* cancels th's pending operation, closes its coroutines, discards it */
 void cs_thread_kill(cs_sched_t *S, lua_State *L, cs_thread_t *th);
 
