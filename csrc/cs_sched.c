@@ -339,6 +339,10 @@ cs_sched_resume(cs_sched_t *S, cs_thread_t *th)
         S->op = CS_OP_NONE;
         status = lua_resume(c->L, S->L, nargs, &nres);
         S->cur = NULL;
+#ifdef CS_TESTING
+        if (S->gc_stress) /* shakes out every missing anchor */
+            lua_gc(S->L, LUA_GCSTEP, 0);
+#endif
 
         if (status == LUA_YIELD) {
             switch (S->op) {

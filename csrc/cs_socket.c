@@ -104,8 +104,17 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
 
     if (*ev == NULL) {
         short flags = what;
-        if (what == EV_READ && !cs_sock_level_triggered)
-            flags |= EV_PERSIST | EV_ET;
+        /*
+         * The write event is edge-triggered too (one-shot: it is added
+         * only after a send or connect came back short, so an edge
+         * follows): libevent keeps one epoll registration per fd and
+         * takes EPOLLET from the event being added or deleted, so a
+         * level-triggered write event would turn the persistent read
+         * event level-triggered for good, and the loop would spin while
+         * unread data waits (spec/regress/tcp_et_write_event_spin_spec.lua).
+         */
+        if (!cs_sock_level_triggered)
+            flags |= what == EV_READ ? EV_PERSIST | EV_ET : EV_ET;
         *ev = event_new(S->base, s->fd, flags,
                         what == EV_READ ? cs_sock_read_cb : cs_sock_write_cb,
                         s);
@@ -204,7 +213,20 @@ struct cs_dns_s {
     int err;                    /* EVUTIL_EAI_* */
     int done;
     int abandoned;              /* the owner is gone: the callback frees */
+    cs_dns_t **owner;           /* cleared when q is consumed or given up */
 };
+
+
+/* the owner forgets q (never from the callback: at lua_close the owner
+ * may be freed before the resolver fails the pending requests) */
+static void
+cs_dns_disown(cs_dns_t *q)
+{
+    if (q->owner != NULL) {
+        *q->owner = NULL;
+        q->owner = NULL;
+    }
+}
 
 
 static void
@@ -280,10 +302,39 @@ cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
     (void) S;
     q->th = NULL;
     q->abandoned = 1;
+    cs_dns_disown(q);
     if (q->req != NULL)
         evdns_getaddrinfo_cancel(q->req); /* the callback frees q */
     else
         free(q);
+}
+
+
+void
+cs_dns_set_owner(cs_dns_t *q, cs_dns_t **slot)
+{
+    q->owner = slot;
+    *slot = q;
+}
+
+
+int
+cs_dns_cancel(cs_dns_t *q)
+{
+    cs_thread_t *th = q->th;
+    cs_sched_t *S = q->S;
+
+    if (th == NULL) /* answered: the posted thread consumes q */
+        return 0;
+    q->th = NULL;
+    q->abandoned = 1;
+    cs_dns_disown(q);
+    if (q->req != NULL)
+        evdns_getaddrinfo_cancel(q->req); /* the callback frees q */
+    else
+        free(q);
+    cs_sched_wake(S, th, CS_WAKE_CLOSED);
+    return 1;
 }
 
 
@@ -303,6 +354,7 @@ cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,
     struct evutil_addrinfo *ai;
     int n = 0;
 
+    cs_dns_disown(q);
     if (q->err != 0 || q->ai == NULL) {
         int code = 3;
         const char *why = "Host not found";

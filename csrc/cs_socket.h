@@ -66,6 +66,17 @@ int cs_dns_park(lua_State *L, cs_dns_t *q, cs_thread_t *th, lua_KContext ctx,
 int cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,
                   char *err, size_t errlen);
 
+/* *slot = q until q is consumed (cs_dns_result), or given up because its
+ * thread was killed or cs_dns_cancel: then *slot = NULL. Lets a socket
+ * know it is resolving. */
+void cs_dns_set_owner(cs_dns_t *q, cs_dns_t **slot);
+
+/* close() from another thread: the thread parked for q's answer is woken
+ * with CS_WAKE_CLOSED and q is given up (its continuation must not touch
+ * it): 1. When the answer is already in and the thread posted, nothing
+ * changes: 0 (the continuation still consumes q). */
+int cs_dns_cancel(cs_dns_t *q);
+
 /* frees S's resolver (from the scheduler's __gc) */
 void cs_dns_free(cs_sched_t *S);
 

@@ -47,6 +47,11 @@ typedef struct cs_tcp_s {
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
     int pooled;         /* has a pool key (connected by connect) */
+    int wconnect;       /* s.writer is parked in connect, not in send */
+    int err_closed;     /* an I/O error closed it: close() says 1 once */
+    int aborted;        /* close() while the name was being resolved */
+    int eof;            /* "*a" read the peer's FIN (the socket stays) */
+    cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
     cs_addr_t addr;     /* what connect connects to */
 } cs_tcp_t;
 
@@ -95,6 +100,36 @@ cs_tcp_timeout(const cs_tcp_t *u, int which)
 }
 
 
+/* connect is in progress: resolving the name or waiting for the peer */
+static int
+cs_tcp_connecting(const cs_tcp_t *u)
+{
+    return u->dns != NULL || (u->s.writer != NULL && u->wconnect);
+}
+
+
+/*
+ * OpenResty's state checks, in its order, before an operation that reads
+ * (what & EV_READ), writes (EV_WRITE) or both: "closed", then "socket
+ * busy connecting/reading/writing". 0, or 2 with nil, err pushed. Unlike
+ * OpenResty, the callers check their arguments first: a wrong argument
+ * raises even on a closed socket (API.md: programmer errors raise).
+ */
+static int
+cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
+{
+    if (u->s.fd < 0) /* resolving the name counts as closed, as there */
+        return cs_sock_fail(L, "closed");
+    if (cs_tcp_connecting(u))
+        return cs_sock_fail(L, "socket busy connecting");
+    if ((what & EV_READ) && u->s.reader != NULL)
+        return cs_sock_fail(L, "socket busy reading");
+    if ((what & EV_WRITE) && u->s.writer != NULL)
+        return cs_sock_fail(L, "socket busy writing");
+    return 0;
+}
+
+
 /* frees a buffer's memory when it is large and empty (idle memory) */
 static void
 cs_tcp_trim(cs_buf_t *b)
@@ -114,6 +149,16 @@ cs_tcp_close_conn(cs_tcp_t *u)
 }
 
 
+/* an I/O error closes the connection; close() then still says 1, as
+ * OpenResty's does after an error that closed one half of it */
+static void
+cs_tcp_close_on_error(cs_tcp_t *u)
+{
+    cs_tcp_close_conn(u);
+    u->err_closed = 1;
+}
+
+
 /* [-0, +1, m] a new closed TCP object */
 static cs_tcp_t *
 cs_tcp_new(lua_State *L, cs_sched_t *S)
@@ -129,25 +174,22 @@ cs_tcp_new(lua_State *L, cs_sched_t *S)
 }
 
 
-/* [-0, +2|3, m] nil, err (and the partial data of a receive) */
+/* [-0, +3, m] nil, err, partial (always a string, "" for receiveany, as
+ * OpenResty's receive_retval_handler pushes it) */
 static int
 cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
 {
-    int partial = u->rmode != CS_RX_ANY;
-
     lua_pushnil(L);
     lua_pushstring(L, err);
-    if (partial) {
-        if (u->rmode == CS_RX_UNTIL && u->ru != NULL)
-            cs_until_flush(u->ru, &u->out);
-        lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
-                        cs_buf_len(&u->out));
-    }
+    if (u->rmode == CS_RX_UNTIL && u->ru != NULL)
+        cs_until_flush(u->ru, &u->out);
+    lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
+                    cs_buf_len(&u->out));
     cs_buf_reset(&u->out);
     u->ru = NULL;
     if (close)
-        cs_tcp_close_conn(u);
-    return partial ? 3 : 2;
+        cs_tcp_close_on_error(u);
+    return 3;
 }
 
 
@@ -276,10 +318,12 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             return cs_sock_park(L, &u->s, th, EV_READ, cs_tcp_timeout(u, 2),
                                 "socket read", ctx, cs_tcp_receive_k);
         if (n == CS_CLOSED) {
-            if (u->rmode == CS_RX_ALL) { /* "*a" ends at the close */
-                cs_tcp_rx_done(L, u);
-                cs_tcp_close_conn(u);
-                return 1;
+            if (u->rmode == CS_RX_ALL) { /* "*a" ends at the FIN; as in
+                                          * OpenResty the socket stays
+                                          * (the peer may only have shut
+                                          * its sending half) */
+                u->eof = 1;
+                return cs_tcp_rx_done(L, u);
             }
             return cs_tcp_rx_fail(L, u, "closed", 1);
         }
@@ -288,22 +332,13 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
-/* common checks of every receive; NULL after pushing the values to return */
-static cs_thread_t *
-cs_tcp_rx_begin(lua_State *L, cs_tcp_t *u, int *nret)
+/* starts a receive of mode (the checks are done): parks or returns */
+static int
+cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 {
-    cs_thread_t *th = cs_sched_current(u->s.S, L, "receive");
-
-    if (u->s.fd < 0) {
-        *nret = cs_sock_fail(L, "closed");
-        return NULL;
-    }
-    if (u->s.reader != NULL) {
-        *nret = cs_sock_fail(L, "socket busy reading");
-        return NULL;
-    }
     cs_buf_reset(&u->out);
-    return th;
+    u->rmode = mode;
+    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
 }
 
 
@@ -312,10 +347,12 @@ static int
 cs_tcp_receive(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    int nret = 0, mode = CS_RX_LINE;
+    int nret, mode = CS_RX_LINE;
     lua_Integer want = 0;
     const char *p;
 
+    /* wrong arguments raise whatever the state of the socket (OpenResty
+     * says "closed" first: API.md, programmer errors raise) */
     switch (lua_type(L, 2)) {
     case LUA_TNONE:
     case LUA_TNIL:
@@ -330,9 +367,8 @@ cs_tcp_receive(lua_State *L)
             mode = CS_RX_LINE;
         } else if (strcmp(p, "*a") == 0 || strcmp(p, "a") == 0) {
             mode = CS_RX_ALL;
-        } else if (lua_isinteger(L, 2)
-                   || (lua_stringtonumber(L, p) != 0 && lua_isinteger(L, -1))) {
-            want = lua_tointeger(L, lua_isinteger(L, 2) ? 2 : -1);
+        } else if (lua_stringtonumber(L, p) != 0 && lua_isinteger(L, -1)) {
+            want = lua_tointeger(L, -1);
             mode = CS_RX_COUNT;
         } else {
             return luaL_argerror(L, 2, "bad pattern argument");
@@ -344,16 +380,16 @@ cs_tcp_receive(lua_State *L)
     if (mode == CS_RX_COUNT && want < 0)
         return luaL_argerror(L, 2, "bad pattern argument");
     lua_settop(L, 1);
-
-    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+    cs_sched_current(u->s.S, L, "receive"); /* raises outside a thread */
+    if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
+
     if (mode == CS_RX_COUNT && want == 0) {
         lua_pushliteral(L, "");
         return 1;
     }
-    u->rmode = mode;
     u->rwant = (size_t) want;
-    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+    return cs_tcp_rx_start(L, u, mode);
 }
 
 
@@ -363,15 +399,15 @@ cs_tcp_receiveany(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
     lua_Integer max = luaL_checkinteger(L, 2);
-    int nret = 0;
+    int nret;
 
     luaL_argcheck(L, max > 0, 2, "bad max argument");
     lua_settop(L, 1);
-    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+    cs_sched_current(u->s.S, L, "receive");
+    if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
-    u->rmode = CS_RX_ANY;
     u->rwant = (size_t) max;
-    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+    return cs_tcp_rx_start(L, u, CS_RX_ANY);
 }
 
 
@@ -390,15 +426,15 @@ cs_tcp_until_iter(lua_State *L)
     cs_tcp_t *u = lua_touserdata(L, lua_upvalueindex(2));
     cs_until_t *m = lua_touserdata(L, lua_upvalueindex(3));
     lua_Integer size = luaL_optinteger(L, 1, 0);
-    int nret = 0;
+    int nret;
 
     lua_settop(L, 0);
-    if (cs_tcp_rx_begin(L, u, &nret) == NULL)
+    cs_sched_current(u->s.S, L, "receive");
+    if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
-    u->rmode = CS_RX_UNTIL;
     u->ru = m;
     u->rusize = size > 0 ? (size_t) size : 0;
-    return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
+    return cs_tcp_rx_start(L, u, CS_RX_UNTIL);
 }
 
 
@@ -443,32 +479,93 @@ cs_tcp_receiveuntil(lua_State *L)
 
 /* {====== send ====== */
 
-/* flattens strings, numbers and nested arrays of them into b */
-static void
-cs_tcp_flatten(lua_State *L, luaL_Buffer *b, int idx, int depth)
+/*
+ * send(table): OpenResty's ngx_http_lua_calc_strlen_in_table (strict) and
+ * ngx_http_lua_copy_str_in_table. Two passes over the same table (no Lua
+ * code runs in between: raw access, no metamethods): the length, then the
+ * copy straight into a buffer of that size, so no luaL_Buffer operation
+ * meets the values pushed while walking the nested tables.
+ */
+
+/* the largest key of the array table at idx; raises for any other key */
+static lua_Integer
+cs_tcp_array_max(lua_State *L, int idx)
+{
+    lua_Integer max = 0, k;
+    int isint;
+
+    lua_pushnil(L);
+    while (lua_next(L, idx) != 0) {
+        lua_pop(L, 1);
+        isint = 0;
+        k = lua_type(L, -1) == LUA_TNUMBER ? lua_tointegerx(L, -1, &isint)
+                                            : 0;
+        if (!isint || k < 1) {
+            lua_pop(L, 1);
+            luaL_argerror(L, 2, "non-array table found");
+        }
+        if (k > max)
+            max = k;
+    }
+    return max;
+}
+
+
+/* [-0, +0, v] the length of the data at idx: a string, a number or an
+ * array of them (nested); raises for anything else */
+static size_t
+cs_tcp_data_len(lua_State *L, int idx, int depth)
 {
     lua_Integer i, n;
+    size_t len, total = 0;
 
     switch (lua_type(L, idx)) {
     case LUA_TSTRING:
-    case LUA_TNUMBER:
-        lua_pushvalue(L, idx);
-        luaL_addvalue(b);
-        return;
+    case LUA_TNUMBER: /* idx is a copy (lua_rawgeti) or the argument */
+        lua_tolstring(L, idx, &len);
+        return len;
     case LUA_TTABLE:
         if (depth > 100)
-            luaL_error(L, "send: nested too deeply");
-        n = (lua_Integer) lua_rawlen(L, idx);
+            luaL_argerror(L, 2, "tables nested too deeply");
+        luaL_checkstack(L, 4, "tables nested too deeply");
+        n = cs_tcp_array_max(L, idx);
         for (i = 1; i <= n; i++) {
             lua_rawgeti(L, idx, i);
-            cs_tcp_flatten(L, b, lua_gettop(L), depth + 1);
+            len = cs_tcp_data_len(L, lua_gettop(L), depth + 1);
+            if (len > (size_t) -1 - total)
+                luaL_argerror(L, 2, "data too large");
+            total += len;
             lua_pop(L, 1);
         }
-        return;
+        return total;
     default:
         luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s found",
                                             luaL_typename(L, idx)));
+        return 0;
     }
+}
+
+
+/* copies what cs_tcp_data_len measured to p; returns its end */
+static char *
+cs_tcp_data_copy(lua_State *L, int idx, char *p)
+{
+    lua_Integer i, n;
+    const char *s;
+    size_t len;
+
+    if (lua_type(L, idx) != LUA_TTABLE) {
+        s = lua_tolstring(L, idx, &len);
+        memcpy(p, s, len);
+        return p + len;
+    }
+    n = cs_tcp_array_max(L, idx);
+    for (i = 1; i <= n; i++) {
+        lua_rawgeti(L, idx, i);
+        p = cs_tcp_data_copy(L, lua_gettop(L), p);
+        lua_pop(L, 1);
+    }
+    return p;
 }
 
 
@@ -483,7 +580,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
 
     if (status == LUA_YIELD) {
         if (th->wake == CS_SOCK_TIMEOUT) {
-            cs_tcp_close_conn(u);
+            cs_tcp_close_on_error(u);
             return cs_sock_fail(L, "timeout");
         }
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
@@ -499,7 +596,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
             return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 1),
                                 "socket write", ctx, cs_tcp_send_k);
         n = errno;
-        cs_tcp_close_conn(u);
+        cs_tcp_close_on_error(u);
         return cs_sock_fail(L, cs_net_strerror((int) n));
     }
     lua_pushinteger(L, (lua_Integer) len);
@@ -512,30 +609,35 @@ static int
 cs_tcp_send(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    cs_thread_t *th;
     luaL_Buffer b;
+    size_t len;
+    int nret;
 
-    if (lua_type(L, 2) == LUA_TTABLE) {
-        luaL_buffinit(L, &b);
-        cs_tcp_flatten(L, &b, 2, 0);
-        luaL_pushresult(&b);
-        lua_replace(L, 2);
-    } else if (lua_type(L, 2) == LUA_TNUMBER) {
+    switch (lua_type(L, 2)) { /* wrong data raises, whatever the state */
+    case LUA_TSTRING:
+        break;
+    case LUA_TNUMBER:
         (void) luaL_tolstring(L, 2, NULL);
         lua_replace(L, 2);
-    } else if (lua_type(L, 2) != LUA_TSTRING) {
+        break;
+    case LUA_TTABLE: /* flattened now: the caller may change it at once */
+        lua_settop(L, 2);
+        len = cs_tcp_data_len(L, 2, 0);
+        cs_tcp_data_copy(L, 2, luaL_buffinitsize(L, &b, len));
+        luaL_pushresultsize(&b, len);
+        lua_replace(L, 2);
+        break;
+    default:
         return luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s "
                                                       "found",
                                                    luaL_typename(L, 2)));
     }
     lua_settop(L, 2);
-    th = cs_sched_current(u->s.S, L, "send");
-    (void) th;
-    if (u->s.fd < 0)
-        return cs_sock_fail(L, "closed");
-    if (u->s.writer != NULL)
-        return cs_sock_fail(L, "socket busy writing");
+    cs_sched_current(u->s.S, L, "send"); /* raises outside a thread */
+    if ((nret = cs_tcp_check_state(L, u, EV_WRITE)) != 0)
+        return nret;
     u->spos = 0;
+    u->wconnect = 0;
     return cs_tcp_send_k(L, LUA_OK, (lua_KContext) u);
 }
 
@@ -656,27 +758,37 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
         lua_pushinteger(L, 1);
         return 1;
     }
-    if (rc == CS_AGAIN)
+    if (rc == CS_AGAIN) {
+        u->wconnect = 1;
         return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 0),
                             "socket connect", 0, cs_tcp_connect_k);
+    }
     e = errno;
     cs_tcp_close_conn(u);
     return cs_sock_fail(L, cs_net_strerror(e));
 }
 
 
-/* the name was resolved (ctx: the query) */
+/* the name was resolved (ctx: the query), or close() gave the query up */
 static int
 cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx)
 {
     cs_tcp_t *u = lua_touserdata(L, 1);
     cs_addr_t addrs[CS_DNS_MAX];
     char err[320];
+    int n;
 
-    (void) status;
-    if (cs_dns_result((cs_dns_t *) ctx, lua_tostring(L, 2), addrs, CS_DNS_MAX,
-                      err, sizeof(err))
-        == 0)
+    if (status == LUA_YIELD && u->s.S->cur->wake == CS_WAKE_CLOSED) {
+        u->aborted = 0; /* cs_dns_cancel freed the query */
+        return cs_sock_fail(L, "closed");
+    }
+    n = cs_dns_result((cs_dns_t *) ctx, lua_tostring(L, 2), addrs,
+                      CS_DNS_MAX, err, sizeof(err));
+    if (u->aborted) { /* closed after the answer came in */
+        u->aborted = 0;
+        return cs_sock_fail(L, "closed");
+    }
+    if (n == 0)
         return cs_sock_fail(L, err);
     u->addr = addrs[0];
     cs_net_addr_set_port(&u->addr, (int) lua_tointeger(L, 3));
@@ -718,6 +830,7 @@ cs_tcp_connect(lua_State *L)
     size_t hlen;
     const char *host = luaL_checklstring(L, 2, &hlen);
     int n = lua_gettop(L), is_unix = cs_net_is_unix(host, hlen), opts = 0;
+    int isint = 0, pool_size = 0;
     lua_Integer port = 0;
     cs_thread_t *th;
     cs_dns_t *q;
@@ -727,24 +840,20 @@ cs_tcp_connect(lua_State *L)
         n--;
     }
     if (!is_unix) {
+        /* no port: OpenResty's returned error; a port that is not an
+         * integer (or a string of one) raises */
         if (n < 3 || lua_isnil(L, 3))
             return cs_sock_fail(L, "missing the port number");
-        if (!lua_isinteger(L, 3)) {
-            if (lua_type(L, 3) == LUA_TSTRING
-                && lua_stringtonumber(L, lua_tostring(L, 3)) != 0
-                && lua_isinteger(L, -1)) {
-                lua_replace(L, 3);
-            } else {
-                return luaL_argerror(L, 3, "bad port number");
-            }
-        }
-        port = lua_tointeger(L, 3);
+        port = lua_tointegerx(L, 3, &isint);
+        if (!isint)
+            return luaL_argerror(L, 3, "bad port number");
         if (port < 0 || port > 65535)
             return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %d",
                                                    (int) port));
+        lua_pushinteger(L, port);
+        lua_replace(L, 3);
     }
 
-    u->pool_size = 0;
     if (opts) {
         lua_getfield(L, opts, "pool_size");
         if (!lua_isnil(L, -1)) {
@@ -752,7 +861,7 @@ cs_tcp_connect(lua_State *L)
             if (ps <= 0)
                 return luaL_error(L, "bad \"pool_size\" option value: %d",
                                   (int) ps);
-            u->pool_size = ps > 1000000 ? 1000000 : (int) ps;
+            pool_size = ps > 1000000 ? 1000000 : (int) ps;
         }
         lua_pop(L, 1);
         lua_getfield(L, opts, "backlog");
@@ -760,12 +869,22 @@ cs_tcp_connect(lua_State *L)
             return luaL_error(L, "bad \"backlog\" option value");
         lua_pop(L, 1);
         lua_getfield(L, opts, "pool");
-        if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
+        if (lua_type(L, -1) == LUA_TNUMBER) /* as OpenResty: its text */
+            (void) lua_tolstring(L, -1, NULL);
+        else if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
             return luaL_error(L, "bad \"pool\" option type: %s",
                               luaL_typename(L, -1));
     } else {
         lua_pushnil(L);
     }
+    /* OpenResty's order: "busy" before anything changes */
+    if (u->dns != NULL || (u->s.writer != NULL && u->wconnect))
+        return cs_sock_fail(L, "socket busy connecting");
+    if (u->s.reader != NULL)
+        return cs_sock_fail(L, "socket busy reading");
+    if (u->s.writer != NULL)
+        return cs_sock_fail(L, "socket busy writing");
+    u->pool_size = pool_size;
     if (lua_isnil(L, -1)) { /* the default key: host:port or the path */
         lua_pop(L, 1);
         if (is_unix)
@@ -781,11 +900,12 @@ cs_tcp_connect(lua_State *L)
     }
 
     th = cs_sched_current(u->s.S, L, "connect");
-    if (u->s.reader != NULL || u->s.writer != NULL)
-        return cs_sock_fail(L, "socket busy");
     if (u->s.fd >= 0)
         cs_tcp_close_conn(u); /* as OpenResty: close, then connect */
     u->pooled = 1;
+    u->err_closed = 0;
+    u->eof = 0;
+    u->aborted = 0;
 
     lua_getiuservalue(L, 1, 1);
     if (cs_pool_take(L, u, -1)) {
@@ -803,6 +923,7 @@ cs_tcp_connect(lua_State *L)
                                                host));
     if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
         return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
+    cs_dns_set_owner(q, &u->dns); /* connecting while u->dns != NULL */
     return cs_dns_park(L, q, th, (lua_KContext) q, cs_tcp_connect_dns_k);
 }
 
@@ -817,9 +938,18 @@ cs_tcp_close(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
 
-    if (u->s.fd < 0)
-        return cs_sock_fail(L, "closed");
-    cs_tcp_close_conn(u);
+    if (u->dns != NULL) { /* connect is resolving the name: give it up */
+        if (!cs_dns_cancel(u->dns)) /* unless its answer is in */
+            u->aborted = 1;
+        lua_pushinteger(L, 1);
+        return 1;
+    }
+    if (u->s.fd < 0) {
+        if (!u->err_closed)
+            return cs_sock_fail(L, "closed");
+        u->err_closed = 0;
+    }
+    cs_tcp_close_conn(u); /* wakes a thread parked on it with "closed" */
     lua_pushinteger(L, 1);
     return 1;
 }
@@ -840,30 +970,34 @@ static int
 cs_tcp_setkeepalive(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    lua_Integer timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
-    lua_Integer size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
+    lua_Integer timeout, size;
     cs_sched_t *S = u->s.S;
     cs_pool_t *p;
     cs_pitem_t *it;
     struct timeval tv;
     char c;
     ssize_t n;
+    int nret;
 
+    timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
+    size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
     luaL_argcheck(L, timeout >= 0 && timeout <= 0x7fffffff, 2,
                   "bad timeout value");
     luaL_argcheck(L, size > 0 && size <= 1000000, 3, "bad pool size");
-    if (u->s.fd < 0)
-        return cs_sock_fail(L, "closed");
-    if (u->s.reader != NULL || u->s.writer != NULL)
-        return cs_sock_fail(L, "socket busy");
-    if (cs_buf_len(&u->in) > 0)
-        return cs_sock_fail(L, "connection in dubious state");
-    n = recv(u->s.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0)
-        return cs_sock_fail(L, "connection in dubious state");
-    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+    if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
+        return nret;
+    if (cs_buf_len(&u->in) > 0) /* the socket stays as it is */
+        return cs_sock_fail(L, "unread data in buffer");
+    if (u->eof) { /* "*a" saw the FIN */
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "invalid connection");
+    }
+    n = recv(u->s.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+        /* data nobody asked for, a FIN or an error: as OpenResty's
+         * keepalive close handler, close it */
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "connection in dubious state");
     }
     if (!u->pooled) { /* an accepted socket: no pool to go to */
         cs_tcp_close_conn(u);
@@ -961,35 +1095,85 @@ cs_tcp_settimeouts(lua_State *L)
 }
 
 
-/* sock:setoption(name, value) */
+/* the option name at 2 (as text), or pushes nil, err: NULL */
+static const char *
+cs_tcp_option_name(lua_State *L)
+{
+    if (lua_isnoneornil(L, 2)) {
+        cs_sock_fail(L, "missing the \"option\" argument");
+        return NULL;
+    }
+    return luaL_tolstring(L, 2, NULL); /* pushed above the arguments */
+}
+
+
+/* sock:setoption(name, value) -> true | nil, err (lua-resty-core's
+ * setoption: bad names and missing arguments are returned errors) */
 static int
 cs_tcp_setoption(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    const char *name = luaL_checkstring(L, 2);
+    const char *name;
+    lua_Integer m;
     int v, rc;
 
-    if (strcmp(name, "maxline") == 0) {
-        lua_Integer m = luaL_checkinteger(L, 3);
+    lua_settop(L, 3);
+    if ((name = cs_tcp_option_name(L)) == NULL)
+        return 2;
+    if (lua_isnil(L, 3))
+        return cs_sock_fail(L, "missing the \"value\" argument");
+    if (strcmp(name, "maxline") == 0) { /* corosched's own */
+        m = luaL_checkinteger(L, 3);
         luaL_argcheck(L, m > 0, 3, "maxline must be positive");
         u->maxline = (size_t) m;
-        lua_pushinteger(L, 1);
+        lua_pushboolean(L, 1);
         return 1;
     }
-    if (lua_isboolean(L, 3))
+    if (lua_isboolean(L, 3)) {
         v = lua_toboolean(L, 3);
-    else
-        v = (int) luaL_checkinteger(L, 3);
+    } else {
+        m = luaL_checkinteger(L, 3);
+        luaL_argcheck(L, m >= -0x7fffffff && m <= 0x7fffffff, 3,
+                      "value out of range");
+        v = (int) m;
+    }
+    rc = cs_net_setoption(u->s.fd, name, v); /* checks the name first */
+    if (rc == CS_LIMIT)
+        return cs_sock_fail(L, lua_pushfstring(L, "unsupported option %s",
+                                               name));
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
-    rc = cs_net_setoption(u->s.fd, name, v);
-    if (rc == CS_LIMIT)
-        return luaL_argerror(L, 2, lua_pushfstring(L, "unsupported option "
-                                                      "\"%s\"",
-                                                   name));
     if (rc != CS_OK)
         return cs_sock_fail(L, cs_net_strerror(errno));
-    lua_pushinteger(L, 1);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+
+/* sock:getoption(name) -> value | nil, err (lua-resty-core's getoption) */
+static int
+cs_tcp_getoption(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    const char *name;
+    int v = 0, rc;
+
+    lua_settop(L, 2);
+    if ((name = cs_tcp_option_name(L)) == NULL)
+        return 2;
+    if (strcmp(name, "maxline") == 0) {
+        lua_pushinteger(L, (lua_Integer) u->maxline);
+        return 1;
+    }
+    rc = cs_net_getoption(u->s.fd, name, &v);
+    if (rc == CS_LIMIT)
+        return cs_sock_fail(L, lua_pushfstring(L, "unsupported option %s",
+                                               name));
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (rc != CS_OK)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    lua_pushinteger(L, v);
     return 1;
 }
 
@@ -1072,11 +1256,12 @@ cs_server_check(lua_State *L)
 }
 
 
+/* closes the listener and removes its unix socket file; also after a
+ * kill of a thread parked in accept closed the fd (no other listener can
+ * have bound the path since: the file was still there) */
 static void
 cs_server_close_fd(cs_server_t *sv)
 {
-    if (sv->s.fd < 0)
-        return;
     cs_sock_close(&sv->s);
     if (sv->unix_path)
         unlink(sv->path);
@@ -1205,8 +1390,10 @@ cs_server_close(lua_State *L)
 {
     cs_server_t *sv = cs_server_check(L);
 
-    if (sv->s.fd < 0)
+    if (sv->s.fd < 0) {
+        cs_server_close_fd(sv); /* the file of a killed accept's listener */
         return cs_sock_fail(L, "closed");
+    }
     cs_server_close_fd(sv);
     lua_pushinteger(L, 1);
     return 1;
@@ -1235,6 +1422,7 @@ static const luaL_Reg cs_tcp_methods[] = {
     {"settimeout", cs_tcp_settimeout},
     {"settimeouts", cs_tcp_settimeouts},
     {"setoption", cs_tcp_setoption},
+    {"getoption", cs_tcp_getoption},
     {"getpeername", cs_tcp_getpeername},
     {"getsockname", cs_tcp_getsockname},
     {"getfd", cs_tcp_getfd},

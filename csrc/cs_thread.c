@@ -393,7 +393,9 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
     cs_link_remove(&th->all);
     lua_settop(th->co.L, 0);
     cs_thread_clear_stash(S, th);
+    th->co.nchildren++; /* the last zombie must not free th under us */
     cs_thread_discard_zombies(S, L, &th->co);
+    th->co.nchildren--;
 
     cs_map_del(&S->recs, th->co.L);
     cs_thread_unanchor(S, L, th->ref);

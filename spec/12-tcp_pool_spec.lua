@@ -1,0 +1,422 @@
+-- The connection pool of the TCP cosocket on real loopback sockets:
+-- setkeepalive, getreusedtimes, pool keys (host:port, unix path, opts.pool),
+-- pool_size and LRU eviction, the idle timeout, a peer closing or writing
+-- to an idle connection, unread data (API.md "Sockets"; lua-nginx-module's
+-- README tcpsock:setkeepalive / getreusedtimes, t/068-socket-keepalive.t).
+--
+-- Pools outlive cs.run, and helper.run fails on any socket left open, so
+-- every test empties the pools it filled: with net.drain() below or by
+-- letting a short idle timeout expire.
+local helper = require "spec.helper"
+local net = require "spec.support.net"
+local cs = helper.cs
+local spawn, wait = cs.thread.spawn, cs.thread.wait
+
+-- A server thread that answers each line with "<conn id>:<line>" on every
+-- connection it accepts (ids count from 1), until the client closes. It
+-- records what happened to each connection in `log` ("eof 2", ...).
+local function id_server(log)
+  local srv, port = net.listen()
+  local n = 0
+  local th = spawn(function()
+    while true do
+      local c = srv:accept()
+      if not c then return end
+      c:setoption("tcp-nodelay", true) -- no Nagle delay for short writes
+      n = n + 1
+      local id = n
+      spawn(function()
+        while true do
+          local line, err = c:receive()
+          if not line then
+            if log then log[#log + 1] = err .. " " .. id end
+            break
+          end
+          if line == "quit" then break end
+          if line == "junk" then c:send("unasked\n") else
+            assert(c:send(id .. ":" .. line .. "\n"))
+          end
+        end
+        c:close()
+      end)
+    end
+  end)
+  return port, function() srv:close(); wait(th) end
+end
+
+-- asks conn s for `what`; returns the answer ("<id>:<what>")
+local function ask(s, what)
+  s:setoption("tcp-nodelay", true)
+  assert(s:send(what .. "\n"))
+  return assert(s:receive())
+end
+
+-- takes every idle connection of the pool of (host, port, opts) and
+-- closes it; returns how many there were
+local function drain(host, port, opts)
+  local n = 0
+  while true do
+    local s = cs.socket.tcp()
+    assert(s:connect(host, port, opts))
+    local reused = s:getreusedtimes()
+    s:close()
+    if reused == 0 then return n end
+    n = n + 1
+  end
+end
+
+describe("tcp connection pool", function()
+  after_each(helper.after_each)
+
+  it("reuses a connection: getreusedtimes() is 0, 1, 2... (068 TEST 1)",
+     function()
+    net.run(function()
+      local port, stop = id_server()
+      for i = 0, 3 do
+        local s = cs.socket.tcp()
+        assert.equal(1, s:connect("127.0.0.1", port))
+        assert.equal(i, s:getreusedtimes())
+        assert.equal("1:q" .. i, ask(s, "q" .. i)) -- the same connection
+        assert.equal(1, s:setkeepalive())
+        -- the object is closed now (068: setkeepalive twice)
+        assert.same({ nil, "closed" }, { s:setkeepalive() })
+        assert.same({ nil, "closed" }, { s:getreusedtimes() })
+        assert.same({ nil, "closed" }, { s:send("x") })
+        assert.same({ nil, "closed" }, { s:close() })
+      end
+      assert.equal(1, drain("127.0.0.1", port))
+      stop()
+    end)
+  end)
+
+  it("counts pooled connections in cs.stats().sockets", function()
+    net.run(function()
+      local port, stop = id_server()
+      local base = cs.stats().sockets
+      local a, b = cs.socket.tcp(), cs.socket.tcp()
+      assert(a:connect("127.0.0.1", port))
+      assert(b:connect("127.0.0.1", port))
+      assert.equal("1:x", ask(a, "x"))
+      assert.equal("2:y", ask(b, "y"))
+      local with_server = cs.stats().sockets -- + the accepted ones
+      assert.equal(1, a:setkeepalive())
+      assert.equal(1, b:setkeepalive())
+      assert.equal(with_server, cs.stats().sockets)
+      assert.equal(2, drain("127.0.0.1", port))
+      net.wait_until(function() return cs.stats().sockets == base end)
+      assert.equal(base, cs.stats().sockets) -- the listener
+      stop()
+    end)
+  end)
+
+  it("gives the most recently used connection first", function()
+    net.run(function()
+      local port, stop = id_server()
+      local a, b = cs.socket.tcp(), cs.socket.tcp()
+      assert(a:connect("127.0.0.1", port))
+      assert(b:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(a, "a"))
+      assert.equal("2:b", ask(b, "b"))
+      a:setkeepalive()
+      b:setkeepalive()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("2:s", ask(s, "s"))
+      s:close()
+      assert.equal(1, drain("127.0.0.1", port))
+      stop()
+    end)
+  end)
+
+  it("keys pools by host:port, unix path or opts.pool", function()
+    local path = net.unix_path()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      s:setkeepalive()
+      -- the same peer under another name is another pool
+      assert(s:connect("localhost", port))
+      assert.equal(0, s:getreusedtimes())
+      assert.equal("2:b", ask(s, "b"))
+      s:setkeepalive()
+      -- a named pool
+      assert(s:connect("127.0.0.1", port, { pool = "mine" }))
+      assert.equal(0, s:getreusedtimes())
+      assert.equal("3:c", ask(s, "c"))
+      s:setkeepalive()
+      assert(s:connect("localhost", port, { pool = "mine" }))
+      assert.equal(1, s:getreusedtimes())
+      assert.equal("3:d", ask(s, "d")) -- whatever the host
+      s:setkeepalive()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:e", ask(s, "e"))
+      s:setkeepalive()
+      assert(s:connect("localhost", port))
+      assert.equal("2:f", ask(s, "f"))
+      s:setkeepalive()
+      assert.equal(1, drain("127.0.0.1", port))
+      assert.equal(1, drain("localhost", port))
+      assert.equal(1, drain("127.0.0.1", port, { pool = "mine" }))
+      stop()
+      -- unix sockets: the path is the key
+      local usrv = assert(cs.socket.listen("unix:" .. path))
+      spawn(function()
+        local c = assert(usrv:accept())
+        while true do
+          local line = c:receive()
+          if not line then break end
+          c:send("u:" .. line .. "\n")
+        end
+        c:close()
+      end)
+      assert(s:connect("unix:" .. path))
+      assert.equal("u:1", ask(s, "1"))
+      s:setkeepalive()
+      assert(s:connect("unix:" .. path))
+      assert.equal(1, s:getreusedtimes())
+      assert.equal("u:2", ask(s, "2"))
+      s:close()
+      usrv:close()
+    end)
+  end)
+
+  it("evicts the least recently used connection beyond pool_size "
+     .. "(setkeepalive's size)", function()
+    net.run(function()
+      local log = {}
+      local port, stop = id_server(log)
+      local socks = {}
+      for i = 1, 3 do
+        socks[i] = cs.socket.tcp()
+        assert(socks[i]:connect("127.0.0.1", port))
+        assert.equal(i .. ":hi", ask(socks[i], "hi"))
+      end
+      for i = 1, 3 do assert.equal(1, socks[i]:setkeepalive(0, 2)) end
+      -- 1 was put first, and is the one closed
+      assert.is_true(net.wait_until(function() return #log == 1 end))
+      assert.same({ "closed 1" }, log)
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("3:x", ask(s, "x"))
+      s:close()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("2:y", ask(s, "y"))
+      s:close()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(0, s:getreusedtimes())
+      s:close()
+      stop()
+    end)
+  end)
+
+  it("takes pool_size from connect's options; the size is fixed when the "
+     .. "pool is created", function()
+    net.run(function()
+      local log = {}
+      local port, stop = id_server(log)
+      local opts = { pool = "sized", pool_size = 1 }
+      local a, b = cs.socket.tcp(), cs.socket.tcp()
+      assert(a:connect("127.0.0.1", port, opts))
+      assert(b:connect("127.0.0.1", port, opts))
+      assert.equal("1:a", ask(a, "a"))
+      assert.equal("2:b", ask(b, "b"))
+      assert.equal(1, a:setkeepalive(0, 100)) -- 100 ignored: size 1
+      assert.equal(1, b:setkeepalive(0, 100))
+      assert.is_true(net.wait_until(function() return #log == 1 end))
+      assert.same({ "closed 1" }, log)
+      assert.equal(1, drain("127.0.0.1", port, opts))
+      stop()
+    end)
+  end)
+
+  it("closes an idle connection after the idle timeout", function()
+    net.run(function()
+      local log = {}
+      local port, stop = id_server(log)
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      local base = cs.stats().sockets
+      local t0 = helper.clock()
+      assert.equal(1, s:setkeepalive(100))
+      assert.equal(base, cs.stats().sockets)
+      assert.is_true(net.wait_until(function() return #log == 1 end))
+      local dt = helper.clock() - t0
+      assert.same({ "closed 1" }, log)
+      assert.is_true(dt >= 0.095, dt)
+      assert.is_true(dt < 1 * helper.slack, dt)
+      net.wait_until(function() return cs.stats().sockets == base - 2 end)
+      assert.equal(base - 2, cs.stats().sockets)
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(0, s:getreusedtimes())
+      assert.equal("2:b", ask(s, "b"))
+      s:close()
+      stop()
+    end)
+  end)
+
+  it("keeps an idle connection forever with timeout 0", function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      assert.equal(1, s:setkeepalive(0))
+      cs.sleep(0.2)
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(1, s:getreusedtimes())
+      assert.equal("1:b", ask(s, "b"))
+      s:close()
+      stop()
+    end)
+  end)
+
+  it("drops an idle connection when the peer closes it while pooled",
+     function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      assert(s:send("quit\n")) -- the server will close it...
+      assert.equal(1, s:setkeepalive()) -- ...after it is pooled
+      local base = cs.stats().sockets
+      assert.is_true(net.wait_until(function() -- both ends are gone
+        return cs.stats().sockets == base - 2
+      end))
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(0, s:getreusedtimes())
+      assert.equal("2:b", ask(s, "b"))
+      s:close()
+      stop()
+    end)
+  end)
+
+  it("drops an idle connection that receives data nobody asked for",
+     function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      assert(s:send("junk\n")) -- "unasked" comes back later
+      assert.equal(1, s:setkeepalive())
+      local base = cs.stats().sockets
+      assert.is_true(net.wait_until(function() -- both ends are gone
+        return cs.stats().sockets == base - 2
+      end))
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(0, s:getreusedtimes())
+      s:close()
+      stop()
+    end)
+  end)
+
+  -- in the short-I/O mode every recv reads one byte: nothing is buffered
+  local it_buffered = net.short_io and pending or it
+
+  it_buffered("refuses unread data in the buffer: nil, \"unread data in buffer\"; "
+     .. "the socket stays usable (068 TEST 6)", function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert(s:send("abc\n"))
+      assert.equal("1", s:receive(1))
+      assert.same({ nil, "unread data in buffer" }, { s:setkeepalive() })
+      assert.equal(":abc", s:receive())
+      assert.equal(1, s:setkeepalive())
+      assert.equal(1, drain("127.0.0.1", port))
+      stop()
+    end)
+  end)
+
+  it("refuses data left in the kernel: nil, \"connection in dubious "
+     .. "state\" and the socket is closed (068 TEST 5)", function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      local base = cs.stats().sockets
+      assert(s:send("b\n"))
+      cs.sleep(0.05) -- the answer is in the kernel, not read
+      assert.same({ nil, "connection in dubious state" },
+                  { s:setkeepalive() })
+      assert.equal(base - 1, cs.stats().sockets)
+      assert.same({ nil, "closed" }, { s:receive() })
+      assert(s:connect("127.0.0.1", port))
+      assert.equal(0, s:getreusedtimes())
+      s:close()
+      stop()
+    end)
+  end)
+
+  it("after the peer's FIN: nil, \"invalid connection\" or \"connection in "
+     .. "dubious state\"; never pooled", function()
+    net.run(function()
+      local c, s = net.pair()
+      s:close()
+      assert.equal("", c:receive("*a"))
+      assert.same({ nil, "invalid connection" }, { c:setkeepalive() })
+      local c2, s2 = net.pair()
+      s2:close()
+      cs.sleep(0.01)
+      assert.same({ nil, "connection in dubious state" },
+                  { c2:setkeepalive() })
+      assert.same({ nil, "closed" }, { c:close() })
+      assert.same({ nil, "closed" }, { c2:close() })
+    end)
+  end)
+
+  it("on a closed socket: nil, \"closed\"", function()
+    net.run(function()
+      assert.same({ nil, "closed" }, { cs.socket.tcp():setkeepalive() })
+      local c, s = net.pair()
+      c:close()
+      assert.same({ nil, "closed" }, { c:setkeepalive() })
+      s:close()
+    end)
+  end)
+
+  it("closes an accepted socket (it has no pool) and returns 1", function()
+    net.run(function()
+      local c, s = net.pair()
+      assert.equal(1, s:setkeepalive())
+      assert.same({ nil, "closed" }, { s:close() })
+      assert.same({ nil, "closed", "" }, { c:receive() })
+      c:close()
+    end)
+  end)
+
+  it("raises on bad arguments", function()
+    net.run(function()
+      local c, s = net.pair()
+      assert.has_error(function() c:setkeepalive(-1) end)
+      assert.error_matches(function() c:setkeepalive(10, 0) end,
+                           "bad pool size")
+      assert.has_error(function() c:setkeepalive("x") end)
+      c:close(); s:close()
+    end)
+  end)
+
+  it("a connection taken from the pool works for both directions and "
+     .. "timeouts", function()
+    net.run(function()
+      local port, stop = id_server()
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port))
+      assert.equal("1:a", ask(s, "a"))
+      s:setkeepalive()
+      assert(s:connect("127.0.0.1", port))
+      s:settimeout(50)
+      assert.same({ nil, "timeout", "" }, { s:receive() })
+      assert.equal("1:b", ask(s, "b"))
+      assert.equal("127.0.0.1", (s:getpeername()))
+      s:close()
+      stop()
+    end)
+  end)
+end)
