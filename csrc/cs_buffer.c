@@ -77,7 +77,8 @@ cs_buf_prepare(cs_buf_t *b, size_t n)
         if (p == NULL) {
             return NULL;
         }
-        memcpy(p, b->data + b->start, len);
+        if (len > 0 && b->data != NULL)
+            memcpy(p, b->data + b->start, len);
         free(b->data);
     }
 

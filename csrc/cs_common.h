@@ -15,6 +15,17 @@
 
 #define CS_EXPORT __attribute__((visibility("default")))
 
+#ifdef __clang_analyzer__
+/* tell the static analyzer (make tidy) what lua.h does not: these longjmp */
+LUA_API int(lua_error)(lua_State *L) __attribute__((noreturn));
+LUALIB_API int(luaL_error)(lua_State *L, const char *fmt, ...)
+    __attribute__((noreturn));
+LUALIB_API int(luaL_argerror)(lua_State *L, int arg, const char *extramsg)
+    __attribute__((noreturn));
+LUALIB_API int(luaL_typeerror)(lua_State *L, int arg, const char *tname)
+    __attribute__((noreturn));
+#endif
+
 #if LUA_VERSION_RELEASE_NUM >= 50406
 #define cs_closethread(co, from) lua_closethread((co), (from))
 #else

@@ -481,9 +481,19 @@ cs_testing_inject(lua_State *L)
 }
 
 
+/* core._testing.gc_stress(on): a GC step after every resume */
+static int
+cs_testing_gc_stress(lua_State *L)
+{
+    cs_sched_up(L)->gc_stress = lua_toboolean(L, 1);
+    return 0;
+}
+
+
 static const luaL_Reg cs_testing_funcs[] = {
     {"short_io", cs_testing_short_io},
     {"inject", cs_testing_inject},
+    {"gc_stress", cs_testing_gc_stress},
     {NULL, NULL}
 };
 
@@ -506,7 +516,7 @@ cs_socket_open(lua_State *L, cs_sched_t *S)
 {
     cs_sched_t **p;
 
-    p = lua_newuserdatauv(L, sizeof(*p), 0);
+    p = lua_newuserdatauv(L, sizeof(cs_sched_t *), 0);
     *p = S;
     luaL_newmetatable(L, CS_NETSTATE_MT);
     lua_pushcfunction(L, cs_netstate__gc);
@@ -518,20 +528,12 @@ cs_socket_open(lua_State *L, cs_sched_t *S)
     lua_pushcclosure(L, cs_resolve, 1);
     lua_setfield(L, -2, "resolve");
 #ifdef CS_TESTING
-    luaL_newlib(L, cs_testing_funcs);
+    lua_newtable(L);
+    cs_setfuncs(L, S, cs_testing_funcs);
     lua_setfield(L, -2, "_testing");
 #endif
     lua_newtable(L); /* cs.socket: tcp, listen, udp */
     cs_tcp_open(L, S);
     cs_udp_open(L, S);
     lua_setfield(L, -2, "socket");
-}
-
-
-/* TEMPORARY: until cs_udp.c lands (its strong definition wins) */
-__attribute__((weak)) void
-cs_udp_open(lua_State *L, cs_sched_t *S)
-{
-    (void) L;
-    (void) S;
 }

@@ -379,7 +379,7 @@ cs_thread_discard_zombies(cs_sched_t *S, lua_State *L, cs_co_t *c)
 static void
 cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
 {
-    if (th->state == CS_TH_DEAD)
+    if (th->state == CS_TH_DEAD || th == &cs_thread_gone)
         return;
     if (report && th->failed)
         cs_thread_report(S, L, th);

@@ -7,3 +7,13 @@ if os.getenv("CS_SHORT_IO") == "1" then
   assert(core._testing, "CS_SHORT_IO needs a testing build (make check-shortio)")
   core._testing.short_io(true)
 end
+
+-- CS_GC_STRESS=1 with a testing build (make check-gcstress): the collector
+-- runs without pause and takes a step after every resume, so a missing
+-- anchor shows up as a crash or an ASan report.
+if os.getenv("CS_GC_STRESS") == "1" then
+  local core = require "corosched.core"
+  assert(core._testing, "CS_GC_STRESS needs a testing build (make check-gcstress)")
+  core._testing.gc_stress(true)
+  collectgarbage("incremental", 0, 1000)
+end
