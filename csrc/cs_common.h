@@ -91,7 +91,8 @@ struct cs_tnode_s {
 enum {
     CS_OP_NONE = 0,    /* foreign yield: treated as a cooperative yield */
     CS_OP_PARK,        /* an API parked the thread; wait for its wake-up */
-    CS_OP_YIELD,       /* cooperative yield: post at the tail */
+    CS_OP_YIELD,       /* coroutine.yield at the top: post at the tail */
+    CS_OP_SLEEP0,      /* cs.sleep(0): behind every ready thread */
     CS_OP_SPAWN,       /* run the new child first, post the caller */
     CS_OP_CORO_RESUME, /* resume a user coroutine in this light thread */
     CS_OP_CORO_YIELD   /* hand values back to the user coroutine's resumer */

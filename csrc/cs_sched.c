@@ -198,6 +198,15 @@ cs_sched_post(cs_sched_t *S, cs_thread_t *th, int nargs)
 {
     th->nargs = nargs;
     th->state = CS_TH_READY;
+    cs_link_push(&S->posted, &th->q);
+}
+
+
+void
+cs_sched_ready(cs_sched_t *S, cs_thread_t *th, int nargs)
+{
+    th->nargs = nargs;
+    th->state = CS_TH_READY;
     cs_link_push(&S->ready, &th->q);
 }
 
@@ -222,7 +231,7 @@ void
 cs_sched_wake(cs_sched_t *S, cs_thread_t *th, int wake)
 {
     cs_sched_unpark(S, th, wake);
-    cs_sched_post(S, th, 0);
+    cs_sched_ready(S, th, 0);
 }
 
 
@@ -358,6 +367,11 @@ cs_sched_resume(cs_sched_t *S, cs_thread_t *th)
                 cs_sched_post(S, th, 0);
                 return;
 
+            case CS_OP_SLEEP0:
+                cs_thread_clear_stash(S, th);
+                cs_sched_ready(S, th, 0);
+                return;
+
             case CS_OP_SPAWN: /* the caller waits behind; the child runs */
                 cs_sched_post(S, th, nres);
                 th = (cs_thread_t *) S->op_target;
@@ -464,7 +478,7 @@ cs_sched_run_child(cs_sched_t *S, cs_thread_t *th)
      * parent directly keeps OpenResty's order and saves the round trip.
      * Once per spawn depth, and at most CS_BATCH times between two polls
      * of the loop, so I/O is never starved. */
-    if (!cs_link_empty(&S->ready) || S->nested || S->fastspawn >= CS_BATCH)
+    if (!cs_link_empty(&S->posted) || S->nested || S->fastspawn >= CS_BATCH)
         return 0;
     S->fastspawn++;
     S->nested = 1;
@@ -485,8 +499,18 @@ cs_sched_loop(lua_State *L)
 
     for (;;) {
         S->fastspawn = 0;
-        for (n = 0; n < CS_BATCH && !cs_link_empty(&S->ready); n++) {
-            cs_thread_t *th = cs_link_data(S->ready.next, cs_thread_t, q);
+        for (n = 0; n < CS_BATCH; n++) {
+            cs_link_t *q = &S->posted;
+            cs_thread_t *th;
+            /* posted threads first (OpenResty's order), but the last turn
+             * of a batch goes to the ready ones: endless yields cannot
+             * starve threads woken by I/O */
+            if (cs_link_empty(q) || (n == CS_BATCH - 1
+                                     && !cs_link_empty(&S->ready)))
+                q = &S->ready;
+            if (cs_link_empty(q))
+                break;
+            th = cs_link_data(q->next, cs_thread_t, q);
             cs_link_remove(&th->q);
             cs_sched_resume(S, th);
             if (S->entry_failed && !S->exiting)
@@ -496,7 +520,7 @@ cs_sched_loop(lua_State *L)
         if (S->nrunning == 0 && S->ntimers == 0)
             return 0;
 
-        if (!cs_link_empty(&S->ready)) {
+        if (!cs_link_empty(&S->posted) || !cs_link_empty(&S->ready)) {
             cs_sched_poll(S, EVLOOP_NONBLOCK);
             continue;
         }
@@ -671,6 +695,7 @@ cs_sched_get(lua_State *L)
 
     S = lua_newuserdatauv(L, sizeof(cs_sched_t), 0);
     memset(S, 0, sizeof(*S));
+    cs_link_init(&S->posted);
     cs_link_init(&S->ready);
     cs_link_init(&S->threads);
     S->onerror_ref = LUA_NOREF;

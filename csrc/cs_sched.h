@@ -32,7 +32,9 @@ struct cs_sched_s {
     cs_thread_t *cur;      /* thread being resumed, NULL in the loop */
     int op;                /* CS_OP_* recorded by the yielding function */
     cs_co_t *op_target;    /* child for SPAWN / CORO_RESUME */
-    cs_link_t ready;       /* threads to resume, FIFO */
+    cs_link_t posted;      /* spawned/yielded threads: run first, FIFO */
+    cs_link_t ready;       /* threads woken by events, timers, semaphores,
+                            * and cs.sleep(0): FIFO, after the posted */
     cs_link_t threads;     /* every live thread */
     cs_tnode_t **heap;     /* min-heap on `when` */
     int nheap, heapcap;
@@ -93,8 +95,12 @@ void cs_sched_unpark(cs_sched_t *S, cs_thread_t *th, int wake);
  * else ready); returns 0 when it may not (the parent must yield) */
 int cs_sched_run_child(cs_sched_t *S, cs_thread_t *th);
 
-/* appends th to the ready queue (nargs values on its stack go to resume) */
+/* appends th to the posted queue (nargs values on its stack go to resume):
+ * a spawning parent, a yield, a new thread */
 void cs_sched_post(cs_sched_t *S, cs_thread_t *th, int nargs);
+
+/* appends th to the ready queue: woken by an event, a timer, a semaphore */
+void cs_sched_ready(cs_sched_t *S, cs_thread_t *th, int nargs);
 
 /* timer heap: reserve (may raise) before add (never fails) */
 void cs_sched_heap_reserve(cs_sched_t *S, lua_State *L);

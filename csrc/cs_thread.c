@@ -925,7 +925,7 @@ cs_thread_sleep(lua_State *L)
     luaL_argcheck(L, sec >= 0 && sec < 1e15, 1, "invalid sleep duration");
     th = cs_sched_current(S, L, "sleep");
     if (sec == 0) {
-        S->op = CS_OP_YIELD;
+        S->op = CS_OP_SLEEP0;
         return lua_yield(L, 0);
     }
     cs_sched_heap_reserve(S, L);

@@ -71,7 +71,7 @@ cs_timer_fire(cs_sched_t *S, cs_tnode_t *n)
         S->ntimers--;
     }
 
-    cs_sched_post(S, cs_thread_new(S, L, top + 4, nargs + 1, NULL,
+    cs_sched_ready(S, cs_thread_new(S, L, top + 4, nargs + 1, NULL,
                                    CS_KIND_DETACHED), nargs + 1);
     lua_settop(L, top);
 }
