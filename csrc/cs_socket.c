@@ -39,6 +39,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->rev = s->wev = NULL;
     s->reader = s->writer = NULL;
     s->rready = 1;
+    s->rdhup = 0;
     S->nsockets++;
 }
 
@@ -50,15 +51,19 @@ cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
     cs_thread_t *th = s->reader;
 
     (void) fd;
-    if (what & EV_READ)
+    if (what & (EV_READ | EV_CLOSED))
         s->rready = 1;
-    if (event_get_events(s->rev) & EV_PERSIST)
-        event_add(s->rev, NULL); /* no timeout while nobody waits */
-    if (th == NULL)
+    if (what & EV_CLOSED)
+        s->rdhup = 1;
+    if (th == NULL) {
+        if (what & EV_TIMEOUT) /* a stale timeout: nobody waits now */
+            event_add(s->rev, NULL);
         return;
+    }
     s->reader = NULL;
-    cs_sched_wake(s->S, th, (what & EV_READ) ? CS_SOCK_READY
-                                             : CS_SOCK_TIMEOUT);
+    cs_sched_wake(s->S, th, (what & (EV_READ | EV_CLOSED))
+                                ? CS_SOCK_READY
+                                : CS_SOCK_TIMEOUT);
 }
 
 
@@ -114,7 +119,8 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
          * unread data waits (spec/regress/tcp_et_write_event_spin_spec.lua).
          */
         if (!cs_sock_level_triggered)
-            flags |= what == EV_READ ? EV_PERSIST | EV_ET : EV_ET;
+            flags |= what == EV_READ ? EV_PERSIST | EV_ET | EV_CLOSED
+                                     : EV_ET;
         *ev = event_new(S->base, s->fd, flags,
                         what == EV_READ ? cs_sock_read_cb : cs_sock_write_cb,
                         s);
@@ -122,9 +128,12 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
             return luaL_error(L, "not enough memory");
     }
     if (timeout_ms > 0) {
+        const struct timeval *common;
         tv.tv_sec = timeout_ms / 1000;
         tv.tv_usec = (timeout_ms % 1000) * 1000;
-        event_add(*ev, &tv);
+        /* every socket with the same timeout shares a queue: O(1) */
+        common = event_base_init_common_timeout(S->base, &tv);
+        event_add(*ev, common != NULL ? common : &tv);
     } else {
         event_add(*ev, NULL);
     }

@@ -20,6 +20,7 @@ typedef struct cs_sock_s {
     cs_thread_t *reader;        /* parked in a read (or accept) */
     cs_thread_t *writer;        /* parked in a write (or connect) */
     int rready;                 /* readable since the last short read */
+    int rdhup;                  /* the peer's FIN was seen (EV_CLOSED) */
 } cs_sock_t;
 
 /* how a parked socket operation was woken: th->wake */

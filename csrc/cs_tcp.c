@@ -52,7 +52,6 @@ typedef struct cs_tcp_s {
     int aborted;        /* close() while the name was being resolved */
     int eof;            /* "*a" read the peer's FIN (the socket stays) */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
-    cs_addr_t addr;     /* what connect connects to */
 } cs_tcp_t;
 
 typedef struct cs_server_s {
@@ -84,9 +83,19 @@ typedef struct cs_pitem_s {
 
 /* {====== helpers ====== */
 
+/* self, or raises; compares the metatable by pointer (every method has S
+ * as upvalue 1): luaL_checkudata's registry lookup was measurable */
 static cs_tcp_t *
 cs_tcp_check(lua_State *L)
 {
+    cs_tcp_t *u = lua_touserdata(L, 1);
+
+    if (u != NULL && lua_getmetatable(L, 1)) {
+        int same = lua_topointer(L, -1) == cs_sched_up(L)->tcp_mt;
+        lua_pop(L, 1);
+        if (same)
+            return u;
+    }
     return luaL_checkudata(L, 1, CS_TCP_MT);
 }
 
@@ -221,10 +230,12 @@ cs_tcp_fill(cs_tcp_t *u)
             return CS_ERROR;
         }
     }
-    if (n == CS_AGAIN)
-        u->s.rready = 0; /* drained: the next edge sets it again (a short
-                          * read is not enough: a FIN may follow the data
-                          * under the same edge) */
+    /* drained: the next edge sets rready again. A short read drained the
+     * kernel's buffer too, unless the FIN came under the same edge (seen
+     * as EV_CLOSED): then the next read must still run to see it. */
+    if (n == CS_AGAIN
+        || (n > 0 && n < CS_TCP_RECV_CHUNK && !u->s.rdhup))
+        u->s.rready = 0;
     return n;
 }
 
@@ -744,16 +755,17 @@ static int cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx);
 static int cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx);
 
 
-/* starts the connection to u->addr */
+/* starts the connection to a */
 static int
-cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
+cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
+                     const cs_addr_t *a)
 {
-    int fd = cs_net_socket(u->addr.ss.ss_family, SOCK_STREAM), rc, e;
+    int fd = cs_net_socket(a->ss.ss_family, SOCK_STREAM), rc, e;
 
     if (fd < 0)
         return cs_sock_fail(L, cs_net_strerror(errno));
     cs_sock_attach(&u->s, u->s.S, fd);
-    rc = cs_net_connect(fd, &u->addr);
+    rc = cs_net_connect(fd, a);
     if (rc == CS_OK) {
         lua_pushinteger(L, 1);
         return 1;
@@ -790,9 +802,8 @@ cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx)
     }
     if (n == 0)
         return cs_sock_fail(L, err);
-    u->addr = addrs[0];
-    cs_net_addr_set_port(&u->addr, (int) lua_tointeger(L, 3));
-    return cs_tcp_connect_start(L, u, u->s.S->cur);
+    cs_net_addr_set_port(&addrs[0], (int) lua_tointeger(L, 3));
+    return cs_tcp_connect_start(L, u, u->s.S->cur, &addrs[0]);
 }
 
 
@@ -817,6 +828,10 @@ cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx)
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, cs_net_strerror(e));
     }
+    if (u->s.wev != NULL) { /* sends rarely wait: no event kept idle */
+        event_free(u->s.wev);
+        u->s.wev = NULL;
+    }
     lua_pushinteger(L, 1);
     return 1;
 }
@@ -834,6 +849,7 @@ cs_tcp_connect(lua_State *L)
     lua_Integer port = 0;
     cs_thread_t *th;
     cs_dns_t *q;
+    cs_addr_t addr;
 
     if (n >= 3 && lua_type(L, n) == LUA_TTABLE) {
         opts = n;
@@ -915,8 +931,8 @@ cs_tcp_connect(lua_State *L)
     lua_pop(L, 1);
     u->reused = 0;
 
-    if (cs_net_parse_addr(&u->addr, host, hlen, (int) port) == CS_OK)
-        return cs_tcp_connect_start(L, u, th);
+    if (cs_net_parse_addr(&addr, host, hlen, (int) port) == CS_OK)
+        return cs_tcp_connect_start(L, u, th, &addr);
     if (errno != ENOENT || strlen(host) != hlen)
         return cs_sock_fail(L, lua_pushfstring(L, "failed to parse host "
                                                   "name \"%s\"",
@@ -1226,7 +1242,7 @@ cs_tcp_getfd(lua_State *L)
 static int
 cs_tcp__tostring(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u = luaL_checkudata(L, 1, CS_TCP_MT); /* no upvalue */
 
     if (u->s.fd < 0)
         lua_pushfstring(L, "corosched.tcp (closed): %p", (void *) u);
@@ -1459,6 +1475,7 @@ cs_tcp_open(lua_State *L, cs_sched_t *S)
 {
     cs_tcp_class(L, S, CS_TCP_MT, cs_tcp_methods, cs_tcp__gc);
     luaL_getmetatable(L, CS_TCP_MT);
+    S->tcp_mt = lua_topointer(L, -1);
     lua_pushcfunction(L, cs_tcp__tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
