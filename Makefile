@@ -89,7 +89,7 @@ run-busted:
 
 # the socket specs again in a testing build whose recv/send move one byte
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
-SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua)
+SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua)
 check-shortio: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
 	CS_SHORT_IO=1 $(MAKE) --no-print-directory BUILD=build-testing \
@@ -164,9 +164,12 @@ fuzz:
 	    grep -E "number_of_executed_units" $(BUILD)/fuzz_$$name.log; \
 	done
 
+# side by side with stock Lua, cqueues, luv and C; medians, ratios:
+# bench/RESULTS.md (threads) and bench/ECHO_RESULTS.md (sockets)
 bench: deps
 	$(MAKE) all
 	bash bench/run.sh
+	bash bench/echo.sh
 
 clean:
 	rm -rf build build-asan build-testing
