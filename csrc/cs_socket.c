@@ -212,6 +212,40 @@ cs_sock_fail(lua_State *L, const char *err)
 /* }====== */
 
 
+/* {====== the plain transport ====== */
+
+static ssize_t
+cs_plain_recv(void *io, int fd, char *buf, size_t len, short *want)
+{
+    (void) io;
+    *want = EV_READ;
+    return cs_net_recv(fd, buf, len);
+}
+
+
+static ssize_t
+cs_plain_send(void *io, int fd, const char *buf, size_t len, short *want)
+{
+    (void) io;
+    *want = EV_WRITE;
+    return cs_net_send(fd, buf, len);
+}
+
+
+static void
+cs_plain_free(void *io)
+{
+    (void) io;
+}
+
+
+const cs_transport_t cs_transport_plain = {
+    "plain", cs_plain_recv, cs_plain_send, cs_plain_free, 1
+};
+
+/* }====== */
+
+
 /* {====== name resolution ====== */
 
 struct cs_dns_s {

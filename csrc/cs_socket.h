@@ -23,6 +23,26 @@ typedef struct cs_sock_s {
     int rdhup;                  /* the peer's FIN was seen (EV_CLOSED) */
 } cs_sock_t;
 
+/*
+ * The byte transport under a TCP cosocket: plain (cs_net) today, TLS next.
+ * The receive patterns (cs_buffer) and the parking code only see this.
+ * recv/send return > 0 bytes, CS_AGAIN, CS_CLOSED (recv: the peer closed)
+ * or CS_ERROR (errno set). On CS_AGAIN, *want says which readiness to wait
+ * for: EV_READ or EV_WRITE (a TLS read may have to write first).
+ * `kernel_buffered`: all its buffering is the kernel's, so a short read
+ * means drained (the edge-triggered shortcut of cs_tcp_fill applies).
+ */
+typedef struct cs_transport_s {
+    const char *name;
+    ssize_t (*recv)(void *io, int fd, char *buf, size_t len, short *want);
+    ssize_t (*send)(void *io, int fd, const char *buf, size_t len,
+                    short *want);
+    void (*free)(void *io); /* the connection is being closed */
+    int kernel_buffered;
+} cs_transport_t;
+
+extern const cs_transport_t cs_transport_plain;
+
 /* how a parked socket operation was woken: th->wake */
 enum { CS_SOCK_READY = CS_WAKE_OK, CS_SOCK_TIMEOUT = CS_WAKE_TIMEOUT,
        CS_SOCK_CLOSED = CS_WAKE_CLOSED };

@@ -35,6 +35,9 @@ enum { CS_RX_LINE, CS_RX_ALL, CS_RX_COUNT, CS_RX_UNTIL, CS_RX_ANY };
 
 typedef struct cs_tcp_s {
     cs_sock_t s;
+    const cs_transport_t *tp; /* plain, or TLS once handshaken */
+    void *tpio;         /* the transport's state */
+    short rwait, swait; /* readiness the last recv / send asked for */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     cs_buf_t in;        /* received, not yet returned */
     cs_buf_t out;       /* the result of the receive in progress */
@@ -152,6 +155,9 @@ static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
     cs_sock_close(&u->s);
+    u->tp->free(u->tpio);
+    u->tp = &cs_transport_plain;
+    u->tpio = NULL;
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);
     u->reused = 0;
@@ -178,6 +184,7 @@ cs_tcp_new(lua_State *L, cs_sched_t *S)
     u->s.S = S;
     u->s.fd = -1;
     u->maxline = CS_TCP_DEFAULT_MAXLINE;
+    u->tp = &cs_transport_plain;
     luaL_setmetatable(L, CS_TCP_MT);
     return u;
 }
@@ -210,21 +217,23 @@ cs_tcp_fill(cs_tcp_t *u)
     char buf[CS_TCP_RECV_CHUNK], *p;
     ssize_t n;
 
-    if (!u->s.rready)
+    if (!u->s.rready && u->tp->kernel_buffered) {
+        u->rwait = EV_READ;
         return CS_AGAIN; /* drained, and no edge since: park */
+    }
     if (u->in.cap - u->in.end >= 2048 || cs_buf_len(&u->in) > 0) {
         p = cs_buf_prepare(&u->in, CS_TCP_RECV_CHUNK);
         if (p == NULL) {
             errno = ENOMEM;
             return CS_ERROR;
         }
-        n = cs_net_recv(u->s.fd, p, CS_TCP_RECV_CHUNK);
+        n = u->tp->recv(u->tpio, u->s.fd, p, CS_TCP_RECV_CHUNK, &u->rwait);
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
     } else {
         /* an empty buffer: read on the stack, so an idle socket holds
          * no buffer */
-        n = cs_net_recv(u->s.fd, buf, sizeof(buf));
+        n = u->tp->recv(u->tpio, u->s.fd, buf, sizeof(buf), &u->rwait);
         if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
             errno = ENOMEM;
             return CS_ERROR;
@@ -326,8 +335,9 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
         if (n > 0)
             continue;
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, EV_READ, cs_tcp_timeout(u, 2),
-                                "socket read", ctx, cs_tcp_receive_k);
+            return cs_sock_park(L, &u->s, th, u->rwait,
+                                cs_tcp_timeout(u, 2), "socket read", ctx,
+                                cs_tcp_receive_k);
         if (n == CS_CLOSED) {
             if (u->rmode == CS_RX_ALL) { /* "*a" ends at the FIN; as in
                                           * OpenResty the socket stays
@@ -598,14 +608,16 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
             return cs_sock_fail(L, "closed");
     }
     while (u->spos < len) {
-        n = cs_net_send(u->s.fd, p + u->spos, len - u->spos);
+        n = u->tp->send(u->tpio, u->s.fd, p + u->spos, len - u->spos,
+                        &u->swait);
         if (n > 0) {
             u->spos += (size_t) n;
             continue;
         }
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 1),
-                                "socket write", ctx, cs_tcp_send_k);
+            return cs_sock_park(L, &u->s, th, u->swait,
+                                cs_tcp_timeout(u, 1), "socket write", ctx,
+                                cs_tcp_send_k);
         n = errno;
         cs_tcp_close_on_error(u);
         return cs_sock_fail(L, cs_net_strerror((int) n));
