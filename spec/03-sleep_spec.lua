@@ -207,7 +207,7 @@ describe("cs.sleep", function()
   it("a parked thread does not run and is not ready", function()
     helper.run(function()
       local ran = false
-      local t = spawn(function() cs.sleep(0.03) ran = true end)
+      local t = spawn(function() cs.sleep(0.03 * helper.slack) ran = true end)
       for _ = 1, 100 do cs.sleep(0) end
       assert.is_false(ran)
       assert.is_true(select(2, cs.dump():gsub("parked on sleep", "")) >= 1)

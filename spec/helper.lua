@@ -48,7 +48,9 @@ end
 
 helper.valgrind = under_valgrind()
 helper.asan = under_asan()
-helper.slack = helper.valgrind and 20 or helper.asan and 4 or 1
+helper.gc_stress = os.getenv("CS_GC_STRESS") == "1"
+helper.slack = helper.valgrind and 20 or helper.gc_stress and 10
+  or helper.asan and 4 or 1
 helper.scale = tonumber(os.getenv("CS_STRESS_SCALE"))
   or (helper.valgrind and 0.01 or helper.asan and 0.1 or 1)
 

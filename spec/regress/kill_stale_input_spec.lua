@@ -14,7 +14,8 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 
-describe("regression: a socket closed by a kill, then connected again", function()
+describe("regression: a socket closed by a kill, then connected again",
+         function()
   after_each(helper.after_each)
 
   it("does not return data of the old connection", function()
