@@ -28,6 +28,8 @@ typedef struct cs_queue_s {
     lua_Integer head;   /* index of the first item in the items table */
     lua_Integer count;
     lua_Integer cap;    /* 0: unbounded */
+    lua_Integer reserved; /* items promised to woken poppers */
+    lua_Integer slots;  /* room promised to woken pushers */
     int closed;
 } cs_queue_t;
 
@@ -66,7 +68,7 @@ cs_sync_park(cs_sched_t *S, lua_State *L, cs_thread_t *th, cs_link_t *list,
         cs_sched_heap_add(S, &th->tn);
     }
     cs_link_push(list, &th->q);
-    return cs_sched_park(S, L, th, on, cleanup, obj, 0, k);
+    return cs_sched_park(S, L, th, on, cleanup, obj, (lua_KContext) obj, k);
 }
 
 
@@ -223,6 +225,15 @@ cs_sema_count(lua_State *L)
 
 /* {====== queue ====== */
 
+/*
+ * Items live in the queue's table from head to head + count - 1. A popper
+ * woken for an item holds a reservation (q->reserved) and takes the item
+ * itself when it runs; a pusher woken for room holds a slot (q->slots) and
+ * appends its value when it runs. So nothing is moved between coroutines,
+ * and a waiter killed after its wake-up gives the reservation back without
+ * allocating (the cleanup of a killed thread must not raise).
+ */
+
 static void
 cs_queue_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
@@ -231,19 +242,78 @@ cs_queue_cleanup(cs_sched_t *S, cs_thread_t *th)
 }
 
 
-/* [-0, +0, -] appends the value at L's top (popped) to the items */
+static void cs_queue_wake_popper(cs_sched_t *S, cs_queue_t *q);
+static void cs_queue_wake_pusher(cs_sched_t *S, cs_queue_t *q);
+
+
+/* a woken popper was killed before it ran: its item goes to the next */
+static void
+cs_queue_unreserve(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_queue_t *q = th->data;
+
+    q->reserved--;
+    cs_queue_wake_popper(S, q);
+}
+
+
+/* a woken pusher was killed before it ran: its room goes to the next */
+static void
+cs_queue_unslot(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_queue_t *q = th->data;
+
+    q->slots--;
+    cs_queue_wake_pusher(S, q);
+}
+
+
+/* wakes the first parked popper if an item is not promised yet */
+static void
+cs_queue_wake_popper(cs_sched_t *S, cs_queue_t *q)
+{
+    cs_thread_t *th;
+
+    if (cs_link_empty(&q->poppers) || q->count - q->reserved <= 0)
+        return;
+    th = cs_sync_first(&q->poppers);
+    q->reserved++;
+    cs_sched_wake(S, th, CS_WAKE_OK);
+    th->cleanup = cs_queue_unreserve; /* until it runs */
+    th->data = q;
+}
+
+
+/* wakes the first parked pusher if there is room not promised yet */
+static void
+cs_queue_wake_pusher(cs_sched_t *S, cs_queue_t *q)
+{
+    cs_thread_t *th;
+
+    if (cs_link_empty(&q->pushers)
+        || (q->cap > 0 && q->count + q->slots >= q->cap))
+        return;
+    th = cs_sync_first(&q->pushers);
+    q->slots++;
+    cs_sched_wake(S, th, CS_WAKE_OK);
+    th->cleanup = cs_queue_unslot; /* until it runs */
+    th->data = q;
+}
+
+
+/* [-1, +0, m] appends the value at L's top to the items */
 static void
 cs_queue_append(lua_State *L, cs_queue_t *q, int qidx)
 {
     lua_getiuservalue(L, qidx, 1);
     lua_insert(L, -2);
-    lua_rawseti(L, -2, q->head + q->count);
+    lua_rawseti(L, -2, q->head + q->count); /* may raise: nothing changed */
     lua_pop(L, 1);
     q->count++;
 }
 
 
-/* pushes the first item onto L and removes it */
+/* [-0, +1, -] pushes the first item and removes it (never allocates) */
 static void
 cs_queue_take(lua_State *L, cs_queue_t *q, int qidx)
 {
@@ -254,44 +324,6 @@ cs_queue_take(lua_State *L, cs_queue_t *q, int qidx)
     lua_remove(L, -2);
     q->head++;
     q->count--;
-}
-
-
-static void cs_queue_giveback(cs_sched_t *S, cs_thread_t *th);
-
-
-/* moves the value at from's top to the parked popper th and wakes it */
-static void
-cs_queue_handover(cs_sched_t *S, lua_State *from, cs_queue_t *q,
-                  cs_thread_t *th)
-{
-    lua_xmove(from, th->active->L, 1);
-    cs_sched_wake(S, th, CS_WAKE_OK);
-    th->cleanup = cs_queue_giveback; /* until it runs */
-    th->data = q;
-}
-
-
-/*
- * A popper that was handed an item is killed before it ran. Its stack is
- * [queue, item] (cs_queue_pop parked with the queue alone): the item goes
- * to the next popper, or back to the head of the queue.
- */
-static void
-cs_queue_giveback(cs_sched_t *S, cs_thread_t *th)
-{
-    lua_State *co = th->active->L;
-    cs_queue_t *q = th->data;
-
-    if (!cs_link_empty(&q->poppers)) {
-        cs_queue_handover(S, co, q, cs_sync_first(&q->poppers));
-        return;
-    }
-    lua_getiuservalue(co, 1, 1);
-    lua_insert(co, -2);
-    lua_rawseti(co, -2, --q->head);
-    lua_pop(co, 1);
-    q->count++;
 }
 
 
@@ -330,10 +362,11 @@ cs_queue_timeout(lua_State *L, int idx)
 
 
 static int
-cs_queue_fail(lua_State *L, const char *err)
+cs_queue_fail(lua_State *L, cs_thread_t *th)
 {
     lua_pushnil(L);
-    lua_pushstring(L, err);
+    lua_pushstring(L, th == NULL || th->wake == CS_WAKE_CLOSED ? "closed"
+                                                                : "timeout");
     return 2;
 }
 
@@ -341,16 +374,20 @@ cs_queue_fail(lua_State *L, const char *err)
 static int
 cs_queue_push_k(lua_State *L, int status, lua_KContext ctx)
 {
-    cs_thread_t *th = cs_sched_up(L)->cur;
+    cs_sched_t *S = cs_sched_up(L);
+    cs_thread_t *th = S->cur;
+    cs_queue_t *q = (cs_queue_t *) ctx;
 
     (void) status;
-    (void) ctx;
-    if (th->wake == CS_WAKE_OK) {
-        lua_pushinteger(L, 1);
-        return 1;
-    }
-    return cs_queue_fail(L, th->wake == CS_WAKE_CLOSED ? "closed"
-                                                        : "timeout");
+    th->cleanup = NULL;
+    if (th->wake != CS_WAKE_OK)
+        return cs_queue_fail(L, th);
+    q->slots--; /* our room */
+    lua_pushvalue(L, 2);
+    cs_queue_append(L, q, 1);
+    cs_queue_wake_popper(S, q);
+    lua_pushinteger(L, 1);
+    return 1;
 }
 
 
@@ -365,23 +402,21 @@ cs_queue_push(lua_State *L)
 
     luaL_argcheck(L, !lua_isnoneornil(L, 2), 2, "value expected");
     if (q->closed)
-        return cs_queue_fail(L, "closed");
-    if (!cs_link_empty(&q->poppers)) { /* hand it over */
-        lua_pushvalue(L, 2);
-        cs_queue_handover(S, L, q, cs_sync_first(&q->poppers));
-        lua_pushinteger(L, 1);
-        return 1;
-    }
-    if (q->cap == 0 || q->count < q->cap) {
+        return cs_queue_fail(L, NULL);
+    if (q->cap == 0 || q->count + q->slots < q->cap) {
         lua_pushvalue(L, 2);
         cs_queue_append(L, q, 1);
+        cs_queue_wake_popper(S, q);
         lua_pushinteger(L, 1);
         return 1;
     }
-    if (timeout == 0)
-        return cs_queue_fail(L, "timeout");
+    if (timeout == 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "timeout");
+        return 2;
+    }
     th = cs_sched_current(S, L, "push to a queue");
-    lua_settop(L, 2); /* the value stays at 2 for the popper to take */
+    lua_settop(L, 2);
     return cs_sync_park(S, L, th, &q->pushers, timeout, "queue push",
                         cs_queue_cleanup, cs_sync_timeout_fire, q,
                         cs_queue_push_k);
@@ -391,15 +426,18 @@ cs_queue_push(lua_State *L)
 static int
 cs_queue_pop_k(lua_State *L, int status, lua_KContext ctx)
 {
-    cs_thread_t *th = cs_sched_up(L)->cur;
+    cs_sched_t *S = cs_sched_up(L);
+    cs_thread_t *th = S->cur;
+    cs_queue_t *q = (cs_queue_t *) ctx;
 
     (void) status;
-    (void) ctx;
-    th->cleanup = NULL; /* the item is ours now */
-    if (th->wake == CS_WAKE_OK)
-        return 1; /* the pusher put the item on our stack */
-    return cs_queue_fail(L, th->wake == CS_WAKE_CLOSED ? "closed"
-                                                        : "timeout");
+    th->cleanup = NULL;
+    if (th->wake != CS_WAKE_OK)
+        return cs_queue_fail(L, th);
+    q->reserved--; /* our item */
+    cs_queue_take(L, q, 1);
+    cs_queue_wake_pusher(S, q);
+    return 1;
 }
 
 
@@ -412,21 +450,18 @@ cs_queue_pop(lua_State *L)
     double timeout = cs_queue_timeout(L, 2);
     cs_thread_t *th;
 
-    if (q->count > 0) {
+    if (q->count - q->reserved > 0) {
         cs_queue_take(L, q, 1);
-        if (!cs_link_empty(&q->pushers)) { /* room for a parked pusher */
-            th = cs_sync_first(&q->pushers);
-            lua_pushvalue(th->active->L, 2);
-            lua_xmove(th->active->L, L, 1);
-            cs_queue_append(L, q, 1);
-            cs_sched_wake(S, th, CS_WAKE_OK);
-        }
+        cs_queue_wake_pusher(S, q);
         return 1;
     }
     if (q->closed)
-        return cs_queue_fail(L, "closed");
-    if (timeout == 0)
-        return cs_queue_fail(L, "timeout");
+        return cs_queue_fail(L, NULL);
+    if (timeout == 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "timeout");
+        return 2;
+    }
     th = cs_sched_current(S, L, "pop from a queue");
     lua_settop(L, 1);
     return cs_sync_park(S, L, th, &q->poppers, timeout, "queue pop",
@@ -443,7 +478,7 @@ cs_queue_wake_all(cs_sched_t *S, cs_link_t *list)
 }
 
 
-/* q:close() -> 1; every waiter gets nil, "closed" */
+/* q:close() -> 1; every parked waiter gets nil, "closed" */
 static int
 cs_queue_close(lua_State *L)
 {
@@ -458,13 +493,14 @@ cs_queue_close(lua_State *L)
 }
 
 
-/* q:count() -> items queued */
+/* q:count() -> items queued: not promised to a woken popper yet, plus
+ * those of woken pushers, which are in as far as anyone can tell */
 static int
 cs_queue_count(lua_State *L)
 {
     cs_queue_t *q = luaL_checkudata(L, 1, CS_QUEUE_MT);
 
-    lua_pushinteger(L, q->count);
+    lua_pushinteger(L, q->count - q->reserved + q->slots);
     return 1;
 }
 

@@ -928,8 +928,9 @@ cs_tcp_connect(lua_State *L)
     }
 
     th = cs_sched_current(u->s.S, L, "connect");
-    if (u->s.fd >= 0)
-        cs_tcp_close_conn(u); /* as OpenResty: close, then connect */
+    /* as OpenResty: close, then connect; and nothing of an earlier
+     * connection (buffered input of one closed by a kill) carries over */
+    cs_tcp_close_conn(u);
     u->pooled = 1;
     u->err_closed = 0;
     u->eof = 0;
@@ -1334,18 +1335,19 @@ cs_server_listen(lua_State *L)
         return cs_sock_fail(L, errno == ENOENT
                                    ? "listen needs a numeric address"
                                    : cs_net_strerror(errno));
+    sv = lua_newuserdatauv(L, sizeof(cs_server_t), 0); /* before the fd */
+    memset(sv, 0, sizeof(*sv));
+    sv->s.S = S;
+    sv->s.fd = -1;
+    luaL_setmetatable(L, CS_SERVER_MT);
     fd = cs_net_listen(&a, backlog, reuseaddr, reuseport);
     if (fd < 0)
         return cs_sock_fail(L, cs_net_strerror(errno));
-
-    sv = lua_newuserdatauv(L, sizeof(cs_server_t), 0);
-    memset(sv, 0, sizeof(*sv));
     cs_sock_attach(&sv->s, S, fd);
     if (is_unix && hlen - 5 < sizeof(sv->path)) {
         memcpy(sv->path, host + 5, hlen - 5);
         sv->unix_path = 1;
     }
-    luaL_setmetatable(L, CS_SERVER_MT);
     return 1;
 }
 
@@ -1364,6 +1366,8 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
         if (th->wake == CS_SOCK_CLOSED || sv->s.fd < 0)
             return cs_sock_fail(L, "closed");
     }
+    /* the object first: if that fails for memory, no fd is lost */
+    u = lua_gettop(L) >= 2 ? lua_touserdata(L, 2) : cs_tcp_new(L, sv->s.S);
     fd = cs_net_accept(sv->s.fd, NULL);
     if (fd < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -1371,8 +1375,8 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
                                 "accept", ctx, cs_server_accept_k);
         return cs_sock_fail(L, cs_net_strerror(errno));
     }
-    u = cs_tcp_new(L, sv->s.S);
     cs_sock_attach(&u->s, sv->s.S, fd);
+    lua_settop(L, 2);
     return 1;
 }
 
