@@ -723,13 +723,16 @@ describe("cs.socket.udp", function()
     it("closes the fds of sockets nobody closed", function()
       helper.run(function()
         local before = helper.fds()
-        for _ = 1, 20 do
+        local keep = {} -- so that no collection runs before the count
+        for i = 1, 20 do
           local s = udp()
           s:bind("127.0.0.1", 0)
           local c = udp()
           c:setpeername(s:getsockname())
+          keep[i] = { s, c }
         end
         assert.equal(40, cs.stats().sockets)
+        keep = nil
         collectgarbage()
         collectgarbage()
         assert.equal(0, cs.stats().sockets)
