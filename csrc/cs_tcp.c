@@ -50,6 +50,7 @@ typedef struct cs_tcp_s {
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
     int pooled;         /* has a pool key (connected by connect) */
+    struct cs_pool_s *slot; /* the pool counting this connection */
     int wconnect;       /* s.writer is parked in connect, not in send */
     int err_closed;     /* an I/O error closed it: close() says 1 once */
     int aborted;        /* close() while the name was being resolved */
@@ -64,12 +65,21 @@ typedef struct cs_server_s {
     char path[108];
 } cs_server_t;
 
-/* the connection pool: one per key, idle connections newest first */
+/*
+ * The connection pool: one per key, idle connections newest first. With
+ * connect's `backlog` option the pool also counts every connection opened
+ * through it (`total`: connected ones and idle ones) and keeps it at most
+ * `size`: further connects wait in `waiters` (at most `backlog` of them)
+ * until a connection closes, as OpenResty's backlog queue.
+ */
 typedef struct cs_pool_s {
     cs_sched_t *S;
     cs_link_t idle;
     int nidle;
     int size;
+    int total;          /* counted connections (backlog mode) */
+    int nwaiting;
+    cs_link_t waiters;  /* threads parked in connect for a slot */
 } cs_pool_t;
 
 typedef struct cs_pitem_s {
@@ -78,7 +88,10 @@ typedef struct cs_pitem_s {
     struct event *ev;   /* EOF, unexpected data or the idle timeout */
     int fd;
     int reused;
+    int counted;        /* holds one of the pool's counted slots */
 } cs_pitem_t;
+
+static void cs_pool_release(cs_pool_t *p);
 
 #define CS_POOL_MT "corosched.pool"
 
@@ -154,6 +167,11 @@ cs_tcp_trim(cs_buf_t *b)
 static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
+    cs_pool_t *slot = u->slot;
+
+    u->slot = NULL;
+    if (slot != NULL)
+        cs_pool_release(slot);
     cs_sock_close(&u->s);
     u->tp->free(u->tpio);
     u->tp = &cs_transport_plain;
@@ -672,15 +690,76 @@ cs_tcp_send(lua_State *L)
 static void
 cs_pool_item_free(cs_pitem_t *it, int close_fd)
 {
+    cs_pool_t *p = it->pool;
+
     cs_link_remove(&it->link);
-    it->pool->nidle--;
+    p->nidle--;
     if (it->ev != NULL)
         event_free(it->ev);
     if (close_fd) {
         cs_net_close(it->fd);
-        it->pool->S->nsockets--;
+        p->S->nsockets--;
+        if (it->counted)
+            cs_pool_release(p);
     }
     free(it);
+}
+
+
+static void cs_pool_unreserve(cs_sched_t *S, cs_thread_t *th);
+
+/* gives free slots to waiting connects, in arrival order */
+static void
+cs_pool_grant(cs_pool_t *p)
+{
+    while (p->total < p->size && !cs_link_empty(&p->waiters)) {
+        cs_thread_t *th = cs_link_data(p->waiters.next, cs_thread_t, q);
+        cs_link_remove(&th->q);
+        p->nwaiting--;
+        p->total++; /* reserved for th */
+        cs_sched_wake(p->S, th, CS_WAKE_OK);
+        th->cleanup = cs_pool_unreserve; /* until it runs */
+        th->data = p;
+    }
+}
+
+
+/* a counted connection is gone */
+static void
+cs_pool_release(cs_pool_t *p)
+{
+    p->total--;
+    cs_pool_grant(p);
+}
+
+
+/* a connect woken for a slot was killed before it ran */
+static void
+cs_pool_unreserve(cs_sched_t *S, cs_thread_t *th)
+{
+    (void) S;
+    cs_pool_release(th->data);
+}
+
+
+/* a waiting connect was killed */
+static void
+cs_pool_waiter_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    (void) S;
+    cs_link_remove(&th->q);
+    ((cs_pool_t *) th->data)->nwaiting--;
+}
+
+
+/* a waiting connect timed out */
+static void
+cs_pool_waiter_timeout(cs_sched_t *S, cs_tnode_t *n)
+{
+    cs_thread_t *th = cs_link_data(n, cs_thread_t, tn);
+
+    cs_pool_waiter_cleanup(S, th);
+    cs_sched_wake(S, th, CS_WAKE_TIMEOUT);
 }
 
 
@@ -725,9 +804,10 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
         return NULL;
     }
     p = lua_newuserdatauv(L, sizeof(cs_pool_t), 0);
+    memset(p, 0, sizeof(*p));
     p->S = S;
     cs_link_init(&p->idle);
-    p->nidle = 0;
+    cs_link_init(&p->waiters);
     p->size = size;
     luaL_setmetatable(L, CS_POOL_MT);
     lua_pushvalue(L, key);
@@ -751,6 +831,10 @@ cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
     it = cs_link_data(p->idle.next, cs_pitem_t, link);
     fd = it->fd;
     reused = it->reused;
+    if (it->counted && u->slot == NULL)
+        u->slot = p; /* its slot comes along */
+    else if (it->counted)
+        cs_pool_release(p); /* u already holds one */
     cs_pool_item_free(it, 0);
     u->s.S->nsockets--; /* cs_sock_attach counts it again */
     cs_sock_attach(&u->s, u->s.S, fd);
@@ -812,8 +896,10 @@ cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx)
         u->aborted = 0;
         return cs_sock_fail(L, "closed");
     }
-    if (n == 0)
+    if (n == 0) {
+        cs_tcp_close_conn(u); /* gives a pool slot back */
         return cs_sock_fail(L, err);
+    }
     cs_net_addr_set_port(&addrs[0], (int) lua_tointeger(L, 3));
     return cs_tcp_connect_start(L, u, u->s.S->cur, &addrs[0]);
 }
@@ -849,6 +935,10 @@ cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
+static int cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx);
+static int cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th);
+
+
 /* sock:connect(host, port [, opts]) or sock:connect("unix:/path" [, opts]) */
 static int
 cs_tcp_connect(lua_State *L)
@@ -857,11 +947,9 @@ cs_tcp_connect(lua_State *L)
     size_t hlen;
     const char *host = luaL_checklstring(L, 2, &hlen);
     int n = lua_gettop(L), is_unix = cs_net_is_unix(host, hlen), opts = 0;
-    int isint = 0, pool_size = 0;
+    int isint = 0, pool_size = 0, backlog = -1;
     lua_Integer port = 0;
     cs_thread_t *th;
-    cs_dns_t *q;
-    cs_addr_t addr;
 
     if (n >= 3 && lua_type(L, n) == LUA_TTABLE) {
         opts = n;
@@ -893,8 +981,12 @@ cs_tcp_connect(lua_State *L)
         }
         lua_pop(L, 1);
         lua_getfield(L, opts, "backlog");
-        if (!lua_isnil(L, -1) && luaL_checkinteger(L, -1) < 0)
-            return luaL_error(L, "bad \"backlog\" option value");
+        if (!lua_isnil(L, -1)) {
+            lua_Integer b = luaL_checkinteger(L, -1);
+            if (b < 0)
+                return luaL_error(L, "bad \"backlog\" option value");
+            backlog = b > 1000000 ? 1000000 : (int) b;
+        }
         lua_pop(L, 1);
         lua_getfield(L, opts, "pool");
         if (lua_type(L, -1) == LUA_TNUMBER) /* as OpenResty: its text */
@@ -941,15 +1033,70 @@ cs_tcp_connect(lua_State *L)
         lua_pushinteger(L, 1);
         return 1;
     }
-    lua_pop(L, 1);
-    u->reused = 0;
+    if (backlog >= 0) { /* the pool limits its connections */
+        cs_pool_t *p = cs_pool_get(L, u->s.S, -1, pool_size ? pool_size
+                                                  : CS_TCP_DEFAULT_POOL);
+        lua_pop(L, 1);
+        if (p->total >= p->size) {
+            if (p->nwaiting >= backlog)
+                return cs_sock_fail(L, "too many waiting connect "
+                                       "operations");
+            cs_sched_heap_reserve(u->s.S, L);
+            th->tn.when = u->s.S->now_mono + cs_tcp_timeout(u, 0) / 1000.0;
+            th->tn.fire = cs_pool_waiter_timeout;
+            cs_sched_heap_add(u->s.S, &th->tn);
+            cs_link_push(&p->waiters, &th->q);
+            p->nwaiting++;
+            return cs_sched_park(u->s.S, L, th, "connect backlog",
+                                 cs_pool_waiter_cleanup, p,
+                                 (lua_KContext) p, cs_tcp_connect_wait_k);
+        }
+        p->total++;
+        u->slot = p;
+    } else {
+        lua_pop(L, 1);
+    }
+    return cs_tcp_connect_go(L, u, th);
+}
 
-    if (cs_net_parse_addr(&addr, host, hlen, (int) port) == CS_OK)
+
+/* a slot of the pool was given to this waiting connect (ctx: the pool) */
+static int
+cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = lua_touserdata(L, 1);
+    cs_thread_t *th = u->s.S->cur;
+
+    (void) status;
+    th->cleanup = NULL;
+    if (th->wake == CS_WAKE_TIMEOUT)
+        return cs_sock_fail(L, "timeout");
+    if (th->wake != CS_WAKE_OK)
+        return cs_sock_fail(L, "closed");
+    u->slot = (cs_pool_t *) ctx; /* reserved for us by cs_pool_grant */
+    return cs_tcp_connect_go(L, u, th);
+}
+
+
+/* connects to host (2) and port (3), resolving the name if need be */
+static int
+cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
+{
+    size_t hlen;
+    const char *host = lua_tolstring(L, 2, &hlen);
+    int port = (int) lua_tointeger(L, 3);
+    cs_addr_t addr;
+    cs_dns_t *q;
+
+    u->reused = 0;
+    if (cs_net_parse_addr(&addr, host, hlen, port) == CS_OK)
         return cs_tcp_connect_start(L, u, th, &addr);
-    if (errno != ENOENT || strlen(host) != hlen)
+    if (errno != ENOENT || strlen(host) != hlen) {
+        cs_tcp_close_conn(u); /* gives a pool slot back */
         return cs_sock_fail(L, lua_pushfstring(L, "failed to parse host "
                                                   "name \"%s\"",
                                                host));
+    }
     if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
         return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
     cs_dns_set_owner(q, &u->dns); /* connecting while u->dns != NULL */
@@ -1045,6 +1192,10 @@ cs_tcp_setkeepalive(lua_State *L)
 
     it->pool = p;
     it->reused = u->reused + 1;
+    it->counted = u->slot == p; /* an idle connection keeps its slot */
+    if (u->slot != NULL && u->slot != p)
+        cs_pool_release(u->slot);
+    u->slot = NULL;
     it->fd = cs_sock_detach(&u->s);
     it->ev = event_new(S->base, it->fd, EV_READ, cs_pool_item_cb, it);
     if (it->ev == NULL) {
