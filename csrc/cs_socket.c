@@ -202,6 +202,26 @@ cs_sock_detach(cs_sock_t *s)
 
 
 int
+cs_sock_push_addr(lua_State *L, int fd, int peer)
+{
+    cs_addr_t a;
+    char buf[CS_NET_ADDRSTRLEN];
+    int port;
+
+    if (fd < 0)
+        return cs_sock_fail(L, "closed");
+    if ((peer ? cs_net_peername(fd, &a) : cs_net_sockname(fd, &a)) != CS_OK
+        || cs_net_format_addr(&a, buf, sizeof(buf), &port) < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    lua_pushstring(L, buf);
+    if (a.ss.ss_family == AF_UNIX)
+        return 1;
+    lua_pushinteger(L, port);
+    return 2;
+}
+
+
+int
 cs_sock_fail(lua_State *L, const char *err)
 {
     lua_pushnil(L);

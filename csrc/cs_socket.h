@@ -66,6 +66,10 @@ int cs_sock_detach(cs_sock_t *s);
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
 
+/* [-0, +1|2, m] the peer's (peer) or the local address of fd: host, port,
+ * or "unix:/path"; nil, err when closed or on error */
+int cs_sock_push_addr(lua_State *L, int fd, int peer);
+
 /* {====== asynchronous name resolution ====== */
 
 #define CS_DNS_MAX 16

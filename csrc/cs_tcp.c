@@ -1358,31 +1358,11 @@ cs_tcp_getoption(lua_State *L)
 }
 
 
-static int
-cs_tcp_push_addr(lua_State *L, int fd, int peer)
-{
-    cs_addr_t a;
-    char buf[CS_NET_ADDRSTRLEN];
-    int port;
-
-    if (fd < 0)
-        return cs_sock_fail(L, "closed");
-    if ((peer ? cs_net_peername(fd, &a) : cs_net_sockname(fd, &a)) != CS_OK
-        || cs_net_format_addr(&a, buf, sizeof(buf), &port) < 0)
-        return cs_sock_fail(L, cs_net_strerror(errno));
-    lua_pushstring(L, buf);
-    if (a.ss.ss_family == AF_UNIX)
-        return 1;
-    lua_pushinteger(L, port);
-    return 2;
-}
-
-
 /* sock:getpeername() */
 static int
 cs_tcp_getpeername(lua_State *L)
 {
-    return cs_tcp_push_addr(L, cs_tcp_check(L)->s.fd, 1);
+    return cs_sock_push_addr(L, cs_tcp_check(L)->s.fd, 1);
 }
 
 
@@ -1390,7 +1370,7 @@ cs_tcp_getpeername(lua_State *L)
 static int
 cs_tcp_getsockname(lua_State *L)
 {
-    return cs_tcp_push_addr(L, cs_tcp_check(L)->s.fd, 0);
+    return cs_sock_push_addr(L, cs_tcp_check(L)->s.fd, 0);
 }
 
 
@@ -1563,7 +1543,7 @@ cs_server_settimeout(lua_State *L)
 static int
 cs_server_getsockname(lua_State *L)
 {
-    return cs_tcp_push_addr(L, cs_server_check(L)->s.fd, 0);
+    return cs_sock_push_addr(L, cs_server_check(L)->s.fd, 0);
 }
 
 

@@ -606,32 +606,11 @@ cs_udp__gc(lua_State *L)
 }
 
 
-static int
-cs_udp_push_addr(lua_State *L, const cs_udp_t *u, int peer)
-{
-    char buf[CS_NET_ADDRSTRLEN];
-    cs_addr_t a;
-    int port;
-
-    if (u->s.fd < 0)
-        return cs_sock_fail(L, "closed");
-    if ((peer ? cs_net_peername(u->s.fd, &a) : cs_net_sockname(u->s.fd, &a))
-            != CS_OK
-        || cs_net_format_addr(&a, buf, sizeof(buf), &port) < 0)
-        return cs_sock_fail(L, cs_net_strerror(errno));
-    lua_pushstring(L, buf);
-    if (a.ss.ss_family == AF_UNIX)
-        return 1;
-    lua_pushinteger(L, port);
-    return 2;
-}
-
-
 /* sock:getpeername() -> host, port | "unix:/path" | nil, err */
 static int
 cs_udp_getpeername(lua_State *L)
 {
-    return cs_udp_push_addr(L, cs_udp_check(L), 1);
+    return cs_sock_push_addr(L, cs_udp_check(L)->s.fd, 1);
 }
 
 
@@ -639,7 +618,7 @@ cs_udp_getpeername(lua_State *L)
 static int
 cs_udp_getsockname(lua_State *L)
 {
-    return cs_udp_push_addr(L, cs_udp_check(L), 0);
+    return cs_sock_push_addr(L, cs_udp_check(L)->s.fd, 0);
 }
 
 
