@@ -26,7 +26,7 @@
 #define CS_TCP_DEFAULT_MAXLINE (1024 * 1024)
 #define CS_TCP_DEFAULT_POOL 30         /* lua_socket_pool_size */
 #define CS_TCP_DEFAULT_IDLE 60000      /* lua_socket_keepalive_timeout */
-#define CS_TCP_KEEP_BUF 4096           /* buffers larger are freed idle */
+#define CS_TCP_KEEP_BUF 8192           /* buffers larger are freed idle */
 #define CS_TCP_RECV_CHUNK 16384
 #define CS_UNTIL_MT "corosched.until"
 
@@ -233,6 +233,7 @@ static ssize_t
 cs_tcp_fill(cs_tcp_t *u)
 {
     char buf[CS_TCP_RECV_CHUNK], *p;
+    size_t room = sizeof(buf);
     ssize_t n;
 
     if (!u->s.rready && u->tp->kernel_buffered) {
@@ -240,18 +241,21 @@ cs_tcp_fill(cs_tcp_t *u)
         return CS_AGAIN; /* drained, and no edge since: park */
     }
     if (u->in.cap - u->in.end >= 2048 || cs_buf_len(&u->in) > 0) {
-        p = cs_buf_prepare(&u->in, CS_TCP_RECV_CHUNK);
+        /* small reads while little is buffered: no 16 KiB buffers
+         * allocated and freed for every partial line (fragmentation) */
+        room = cs_buf_len(&u->in) < 4096 ? 4096 : CS_TCP_RECV_CHUNK;
+        p = cs_buf_prepare(&u->in, room);
         if (p == NULL) {
             errno = ENOMEM;
             return CS_ERROR;
         }
-        n = u->tp->recv(u->tpio, u->s.fd, p, CS_TCP_RECV_CHUNK, &u->rwait);
+        n = u->tp->recv(u->tpio, u->s.fd, p, room, &u->rwait);
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
     } else {
         /* an empty buffer: read on the stack, so an idle socket holds
          * no buffer */
-        n = u->tp->recv(u->tpio, u->s.fd, buf, sizeof(buf), &u->rwait);
+        n = u->tp->recv(u->tpio, u->s.fd, buf, room, &u->rwait);
         if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
             errno = ENOMEM;
             return CS_ERROR;
@@ -261,7 +265,7 @@ cs_tcp_fill(cs_tcp_t *u)
      * kernel's buffer too, unless the FIN came under the same edge (seen
      * as EV_CLOSED): then the next read must still run to see it. */
     if (n == CS_AGAIN
-        || (n > 0 && n < CS_TCP_RECV_CHUNK && !u->s.rdhup))
+        || (n > 0 && (size_t) n < room && !u->s.rdhup))
         u->s.rready = 0;
     return n;
 }
