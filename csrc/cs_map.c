@@ -38,15 +38,19 @@ cs_map_get(const cs_map_t *m, const void *key)
 }
 
 
-static void
+/* returns 1 when key is new */
+static int
 cs_map_put(cs_map_slot_t *slots, size_t mask, const void *key, void *val)
 {
     size_t i = cs_map_hash(key) & mask;
+    int fresh;
 
     while (slots[i].key != NULL && slots[i].key != key)
         i = (i + 1) & mask;
+    fresh = slots[i].key == NULL;
     slots[i].key = key;
     slots[i].val = val;
+    return fresh;
 }
 
 
@@ -60,15 +64,15 @@ cs_map_set(cs_map_t *m, const void *key, void *val)
             return -1;
         for (i = 0; m->slots != NULL && i <= m->mask; i++) {
             if (m->slots[i].key != NULL)
-                cs_map_put(s, cap - 1, m->slots[i].key, m->slots[i].val);
+                (void) cs_map_put(s, cap - 1, m->slots[i].key,
+                                  m->slots[i].val);
         }
         free(m->slots);
         m->slots = s;
         m->mask = cap - 1;
     }
-    if (cs_map_get(m, key) == NULL)
+    if (cs_map_put(m->slots, m->mask, key, val))
         m->count++;
-    cs_map_put(m->slots, m->mask, key, val);
     return 0;
 }
 

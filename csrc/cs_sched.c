@@ -20,6 +20,7 @@
 #include "cs_thread.h"
 
 #define CS_BATCH 64 /* resumes between two non-blocking polls */
+#define CS_FASTSPAWN 1024 /* spawns run at once between two polls */
 
 
 static const char cs_sched_key = 'S';
@@ -476,9 +477,10 @@ cs_sched_run_child(cs_sched_t *S, cs_thread_t *th)
     /* With nothing else ready, the parent posted by a yield would be the
      * next thread resumed: running the child here and returning to the
      * parent directly keeps OpenResty's order and saves the round trip.
-     * Once per spawn depth, and at most CS_BATCH times between two polls
-     * of the loop, so I/O is never starved. */
-    if (!cs_link_empty(&S->posted) || S->nested || S->fastspawn >= CS_BATCH)
+     * Once per spawn depth, and at most CS_FASTSPAWN times between two
+     * polls of the loop, so I/O is never starved. */
+    if (!cs_link_empty(&S->posted) || S->nested
+        || S->fastspawn >= CS_FASTSPAWN)
         return 0;
     S->fastspawn++;
     S->nested = 1;
