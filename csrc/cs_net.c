@@ -914,18 +914,12 @@ cs_net_recvdgram(int fd, char *buf, size_t len)
 }
 
 
-ssize_t
-cs_net_send(int fd, const char *buf, size_t len)
+/* one send(2) with MSG_NOSIGNAL, EINTR retried */
+static ssize_t
+cs_net_send_once(int fd, const char *buf, size_t len)
 {
     ssize_t n;
 
-    if (len == 0) {
-        return 0;
-    }
-    if (cs_net_short(fd, CS_NET_DIR_SEND, &len, 1)) {
-        errno = EAGAIN;
-        return CS_AGAIN;
-    }
     do {
         n = cs_net_fault(CS_NET_OP_SEND) ? -1
                                           : send(fd, buf, len, MSG_NOSIGNAL);
@@ -939,19 +933,23 @@ cs_net_send(int fd, const char *buf, size_t len)
 
 
 ssize_t
+cs_net_send(int fd, const char *buf, size_t len)
+{
+    if (len == 0) {
+        return 0;
+    }
+    if (cs_net_short(fd, CS_NET_DIR_SEND, &len, 1)) {
+        errno = EAGAIN;
+        return CS_AGAIN;
+    }
+    return cs_net_send_once(fd, buf, len);
+}
+
+
+ssize_t
 cs_net_senddgram(int fd, const char *buf, size_t len)
 {
-    ssize_t n;
-
-    do {
-        n = cs_net_fault(CS_NET_OP_SEND) ? -1
-                                          : send(fd, buf, len, MSG_NOSIGNAL);
-    } while (n == -1 && errno == EINTR);
-
-    if (n >= 0) {
-        return n;
-    }
-    return cs_net_io_rc();
+    return cs_net_send_once(fd, buf, len);
 }
 
 
