@@ -661,6 +661,23 @@ cs_net_setup_fd(int fd)
 #endif
 
 
+/* a new fd from socket() or accept(): nonblocking and close-on-exec where
+ * the flags could not say so, and a fresh short-I/O alternation; the fd,
+ * or -1 with errno (the fd is closed then) */
+static int
+cs_net_adopt_fd(int fd)
+{
+#ifdef CS_NET_SETUP_FD
+    if (cs_net_setup_fd(fd) == -1) {
+        cs_net_close_keep_errno(fd);
+        return -1;
+    }
+#endif
+    cs_net_short_reset(fd);
+    return fd;
+}
+
+
 int
 cs_net_socket(int family, int type)
 {
@@ -679,14 +696,7 @@ cs_net_socket(int family, int type)
     if (fd == -1) {
         return -1;
     }
-#ifdef CS_NET_SETUP_FD
-    if (cs_net_setup_fd(fd) == -1) {
-        cs_net_close_keep_errno(fd);
-        return -1;
-    }
-#endif
-    cs_net_short_reset(fd);
-    return fd;
+    return cs_net_adopt_fd(fd);
 }
 
 
@@ -850,14 +860,7 @@ cs_net_accept(int lfd, cs_addr_t *peer)
             return -1;
         }
     }
-#ifdef CS_NET_SETUP_FD
-    if (cs_net_setup_fd(fd) == -1) {
-        cs_net_close_keep_errno(fd);
-        return -1;
-    }
-#endif
-    cs_net_short_reset(fd);
-    return fd;
+    return cs_net_adopt_fd(fd);
 }
 
 
