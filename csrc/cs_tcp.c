@@ -26,7 +26,6 @@
 #define CS_TCP_DEFAULT_MAXLINE (1024 * 1024)
 #define CS_TCP_DEFAULT_POOL 30         /* lua_socket_pool_size */
 #define CS_TCP_DEFAULT_IDLE 60000      /* lua_socket_keepalive_timeout */
-#define CS_TCP_KEEP_BUF 8192           /* buffers larger are freed idle */
 #define CS_TCP_RECV_CHUNK 16384
 #define CS_UNTIL_MT "corosched.until"
 
@@ -155,15 +154,6 @@ cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 }
 
 
-/* frees a buffer's memory when it is large and empty (idle memory) */
-static void
-cs_tcp_trim(cs_buf_t *b)
-{
-    if (cs_buf_len(b) == 0 && b->cap > CS_TCP_KEEP_BUF)
-        cs_buf_free(b);
-}
-
-
 static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
@@ -208,6 +198,17 @@ cs_tcp_new(lua_State *L, cs_sched_t *S)
 }
 
 
+/* a receive ended: no buffer is kept that holds nothing */
+static void
+cs_tcp_rx_clear(cs_tcp_t *u)
+{
+    cs_buf_free(&u->out);
+    if (cs_buf_len(&u->in) == 0)
+        cs_buf_free(&u->in);
+    u->ru = NULL;
+}
+
+
 /* [-0, +3, m] nil, err, partial (always a string, "" for receiveany, as
  * OpenResty's receive_retval_handler pushes it) */
 static int
@@ -219,28 +220,34 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
         cs_until_flush(u->ru, &u->out);
     lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
                     cs_buf_len(&u->out));
-    cs_buf_reset(&u->out);
-    u->ru = NULL;
+    cs_tcp_rx_clear(u);
     if (close)
         cs_tcp_close_on_error(u);
     return 3;
 }
 
 
-/* reads what the kernel has into u->in: > 0, CS_AGAIN, CS_CLOSED,
- * CS_ERROR (errno) */
+/*
+ * Reads what the kernel has: > 0, CS_AGAIN, CS_CLOSED, CS_ERROR (errno).
+ * With bytes buffered, into u->in. With none, into stack (CS_TCP_RECV_CHUNK
+ * bytes of the caller's), described by *view: the caller takes the result
+ * from there when it is whole (cs_tcp_rx_direct) and keeps the rest in
+ * u->in, so a socket between two receives holds no buffer, and a reply
+ * read in one piece is copied once, into its Lua string.
+ */
 static ssize_t
-cs_tcp_fill(cs_tcp_t *u)
+cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
 {
-    char buf[CS_TCP_RECV_CHUNK], *p;
-    size_t room = sizeof(buf);
+    size_t room = CS_TCP_RECV_CHUNK;
     ssize_t n;
+    char *p;
 
+    cs_buf_init(view);
     if (!u->s.rready && u->tp->kernel_buffered) {
         u->rwait = EV_READ;
         return CS_AGAIN; /* drained, and no edge since: park */
     }
-    if (u->in.cap - u->in.end >= 2048 || cs_buf_len(&u->in) > 0) {
+    if (cs_buf_len(&u->in) > 0) {
         /* small reads while little is buffered: no 16 KiB buffers
          * allocated and freed for every partial line (fragmentation) */
         room = cs_buf_len(&u->in) < 4096 ? 4096 : CS_TCP_RECV_CHUNK;
@@ -253,12 +260,11 @@ cs_tcp_fill(cs_tcp_t *u)
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
     } else {
-        /* an empty buffer: read on the stack, so an idle socket holds
-         * no buffer */
-        n = u->tp->recv(u->tpio, u->s.fd, buf, room, &u->rwait);
-        if (n > 0 && cs_buf_append(&u->in, buf, (size_t) n) != CS_OK) {
-            errno = ENOMEM;
-            return CS_ERROR;
+        n = u->tp->recv(u->tpio, u->s.fd, stack, room, &u->rwait);
+        if (n > 0) {
+            view->data = stack;
+            view->end = (size_t) n;
+            view->cap = room;
         }
     }
     /* drained: the next edge sets rready again. A short read drained the
@@ -311,10 +317,54 @@ cs_tcp_rx_done(lua_State *L, cs_tcp_t *u)
 {
     lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
                     cs_buf_len(&u->out));
-    cs_buf_reset(&u->out);
-    cs_tcp_trim(&u->out);
-    cs_tcp_trim(&u->in);
-    u->ru = NULL;
+    cs_tcp_rx_clear(u);
+    return 1;
+}
+
+
+/*
+ * The common case, without u->out: nothing of the result is gathered yet
+ * and all of it is at the front of b (u->in, or what was just read): it is
+ * pushed from there and consumed. 1, or 0 for the general path (the
+ * receiveuntil and "*a" modes, a line with a CR before its end or longer
+ * than maxline, not enough bytes).
+ */
+static int
+cs_tcp_rx_direct(lua_State *L, cs_tcp_t *u, cs_buf_t *b)
+{
+    size_t n = cs_buf_len(b), k, len;
+    const char *p = cs_buf_ptr(b), *lf, *cr;
+
+    if (n == 0 || cs_buf_len(&u->out) > 0)
+        return 0;
+    switch (u->rmode) {
+    case CS_RX_COUNT:
+        if (n < u->rwant)
+            return 0;
+        k = len = u->rwant;
+        break;
+    case CS_RX_ANY:
+        k = len = n < u->rwant ? n : u->rwant;
+        break;
+    case CS_RX_LINE:
+        if ((lf = memchr(p, '\n', n)) == NULL)
+            return 0;
+        k = (size_t) (lf - p) + 1;
+        len = k - 1;
+        cr = memchr(p, '\r', len);
+        if (cr != NULL) { /* only a CR right before the LF */
+            if (cr != lf - 1)
+                return 0;
+            len--;
+        }
+        if (len > u->maxline)
+            return 0;
+        break;
+    default:
+        return 0;
+    }
+    lua_pushlstring(L, p, len);
+    cs_buf_consume(b, k);
     return 1;
 }
 
@@ -324,6 +374,8 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 {
     cs_tcp_t *u = (cs_tcp_t *) ctx;
     cs_thread_t *th = u->s.S->cur;
+    char stack[CS_TCP_RECV_CHUNK];
+    cs_buf_t view;
     ssize_t n;
     int rc;
 
@@ -335,6 +387,10 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
     }
 
     for (;;) {
+        if (cs_tcp_rx_direct(L, u, &u->in)) {
+            cs_tcp_rx_clear(u);
+            return 1;
+        }
         rc = cs_tcp_rx_step(u);
         switch (rc) {
         case CS_OK:
@@ -353,9 +409,22 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             break;
         }
 
-        n = cs_tcp_fill(u);
-        if (n > 0)
+        n = cs_tcp_fill(u, stack, &view);
+        if (n > 0) {
+            int whole = cs_tcp_rx_direct(L, u, &view);
+            /* what the result did not take stays for the next receive */
+            if (cs_buf_append(&u->in, cs_buf_ptr(&view), cs_buf_len(&view))
+                != CS_OK) {
+                if (whole)
+                    lua_pop(L, 1);
+                return cs_tcp_rx_fail(L, u, "no memory", 1);
+            }
+            if (whole) {
+                cs_tcp_rx_clear(u);
+                return 1;
+            }
             continue;
+        }
         if (n == CS_AGAIN)
             return cs_sock_park(L, &u->s, th, u->rwait,
                                 cs_tcp_timeout(u, 2), "socket read", ctx,
