@@ -27,6 +27,7 @@
 #define CS_TCP_DEFAULT_POOL 30         /* lua_socket_pool_size */
 #define CS_TCP_DEFAULT_IDLE 60000      /* lua_socket_keepalive_timeout */
 #define CS_TCP_RECV_CHUNK 16384
+#define CS_TCP_RESERVE (1024 * 1024)    /* most a count reserves at once */
 #define CS_UNTIL_MT "corosched.until"
 
 enum { CS_RX_LINE, CS_RX_ALL, CS_RX_COUNT, CS_RX_UNTIL, CS_RX_ANY };
@@ -247,7 +248,22 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
         u->rwait = EV_READ;
         return CS_AGAIN; /* drained, and no edge since: park */
     }
-    if (cs_buf_len(&u->in) > 0) {
+    if (u->rmode == CS_RX_COUNT && cs_buf_len(&u->in) == 0
+        && u->rwant - cs_buf_len(&u->out) >= CS_TCP_RECV_CHUNK) {
+        /* a large count: straight into the result, allocated once at its
+         * size (up to CS_TCP_RESERVE) rather than doubled step by step */
+        room = u->rwant - cs_buf_len(&u->out);
+        if (room > CS_TCP_RESERVE)
+            room = CS_TCP_RESERVE;
+        p = cs_buf_prepare(&u->out, room);
+        if (p == NULL) {
+            errno = ENOMEM;
+            return CS_ERROR;
+        }
+        n = u->tp->recv(u->tpio, u->s.fd, p, room, &u->rwait);
+        if (n > 0)
+            cs_buf_commit(&u->out, (size_t) n);
+    } else if (cs_buf_len(&u->in) > 0) {
         /* small reads while little is buffered: no 16 KiB buffers
          * allocated and freed for every partial line (fragmentation) */
         room = cs_buf_len(&u->in) < 4096 ? 4096 : CS_TCP_RECV_CHUNK;
