@@ -28,6 +28,10 @@
  */
 static int cs_sock_level_triggered;
 
+/* a read timeout at most this early (s) is not worth waiting for: about
+ * the error of libevent's coarse clock */
+#define CS_SOCK_SLACK 0.005
+
 
 /* {====== fd + events ====== */
 
@@ -38,6 +42,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->fd = fd;
     s->rev = s->wev = NULL;
     s->reader = s->writer = NULL;
+    s->rto = -1;
     s->rready = 1;
     s->rdhup = 0;
     S->nsockets++;
@@ -56,9 +61,27 @@ cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
     if (what & EV_CLOSED)
         s->rdhup = 1;
     if (th == NULL) {
-        if (what & EV_TIMEOUT) /* a stale timeout: nobody waits now */
+        if (what & EV_TIMEOUT) { /* a stale timeout: nobody waits now */
             event_add(s->rev, NULL);
+            s->rto = 0;
+        }
         return;
+    }
+    if (what == EV_TIMEOUT && s->rto > 0 && !cs_sock_level_triggered) {
+        /* the timeout armed when the event last fired came before the
+         * reader's own deadline (see cs_sock_park): wait for the rest */
+        double rest;
+
+        cs_sched_update_time(s->S);
+        rest = th->tn.when - s->S->now_mono;
+        if (rest > CS_SOCK_SLACK) {
+            struct timeval tv;
+            tv.tv_sec = (long) rest;
+            tv.tv_usec = (long) ((rest - (double) tv.tv_sec) * 1e6);
+            event_add(s->rev, &tv);
+            s->rto = -1;
+            return;
+        }
     }
     s->reader = NULL;
     cs_sched_wake(s->S, th, (what & (EV_READ | EV_CLOSED))
@@ -106,6 +129,7 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
     cs_sched_t *S = s->S;
     struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
     struct timeval tv;
+    int arm = 1;
 
     if (*ev == NULL) {
         short flags = what;
@@ -126,8 +150,26 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
                         s);
         if (*ev == NULL)
             return luaL_error(L, "not enough memory");
+        if (what == EV_READ)
+            s->rto = -1;
     }
-    if (timeout_ms > 0) {
+    /*
+     * The persistent read event keeps its timeout between parks: libevent
+     * re-arms it each time the event fires, so it is added again only when
+     * the timeout changes (no event_add per receive). The deadline that
+     * counts is this park's (tn.when; the thread is in no timer heap while
+     * parked on I/O): when the armed one comes first, because the thread
+     * did other things since the event last fired, cs_sock_read_cb waits
+     * for the rest.
+     */
+    if (what == EV_READ && !cs_sock_level_triggered) {
+        th->tn.when = S->now_mono + timeout_ms / 1000.0;
+        arm = s->rto != timeout_ms;
+        s->rto = timeout_ms;
+    }
+    if (!arm) {
+        /* armed already */
+    } else if (timeout_ms > 0) {
         const struct timeval *common;
         tv.tv_sec = timeout_ms / 1000;
         tv.tv_usec = (timeout_ms % 1000) * 1000;
