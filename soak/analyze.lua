@@ -10,7 +10,8 @@
 --   RSS       Q4 <= Q1 * 1.05 + 4 MiB                      (each process)
 --   Lua heap  the same (collectgarbage("count"))
 --   C heap    the same, for malloc's bytes in use minus Lua's heap (when
---             soak/mallinfo.c could be built: glibc's mallinfo2); with
+--             soak/mallinfo.c could be built: jemalloc's stats.allocated,
+--             or glibc's mallinfo2 with SOAK_MALLOC=glibc); with
 --             RSS growing and both heaps flat, the analysis says that the
 --             growth is memory malloc keeps (fragmentation), not a leak;
 --             SOAK_RSS=warn then makes that RSS growth a warning only
@@ -224,7 +225,9 @@ local function diagnose(who, rss_ok, lua_ok, heap_ok)
   if rss_ok == false and lua_ok and heap_ok then
     print(("  %s: RSS grows while the C heap in use and Lua's heap are "
            .. "flat: freed memory kept by malloc (fragmentation), not a "
-           .. "leak"):format(who))
+           .. "leak%s"):format(who, os.getenv("SOAK_MALLOC") == "glibc"
+             and " (glibc's malloc: the soak's default, SOAK_MALLOC=jemalloc,"
+                 .. " does not fragment this way)" or ""))
     if RSS_WARN then
       for i = #failures, 1, -1 do
         if failures[i]:find("^" .. who .. " rss grows") then
