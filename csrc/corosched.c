@@ -37,5 +37,8 @@ luaopen_corosched_core(lua_State *L)
         cs_opens[i](L, S);
     lua_pushliteral(L, CS_VERSION);
     lua_setfield(L, -2, "_VERSION");
+    /* ngx.null (and cjson.null): a light userdata NULL */
+    lua_pushlightuserdata(L, NULL);
+    lua_setfield(L, -2, "null");
     return 1;
 }

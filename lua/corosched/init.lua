@@ -22,6 +22,7 @@ local _M = {
   queue = core.queue,
   socket = core.socket,
   resolve = core.resolve,
+  null = core.null, -- a NULL light userdata, equal to ngx.null and cjson.null
 }
 
 -- The originals stay reachable. They are kept in the registry, so that a
