@@ -37,25 +37,25 @@ typedef struct cs_tcp_s {
     cs_sock_t s;
     const cs_transport_t *tp; /* plain, or TLS once handshaken */
     void *tpio;         /* the transport's state */
-    short rwait, swait; /* readiness the last recv / send asked for */
-    int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     cs_buf_t in;        /* received, not yet returned */
     cs_buf_t out;       /* the result of the receive in progress */
     size_t maxline;
     size_t spos;        /* bytes of the send in progress already sent */
-    int rmode;          /* CS_RX_* of the receive in progress */
     size_t rwant;       /* byte count, or receiveany's max */
-    cs_until_t *ru;     /* the receiveuntil iterator in progress */
     size_t rusize;
+    cs_until_t *ru;     /* the receiveuntil iterator in progress */
+    struct cs_pool_s *slot; /* the pool counting this connection */
+    cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
+    int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
-    int pooled;         /* has a pool key (connected by connect) */
-    struct cs_pool_s *slot; /* the pool counting this connection */
-    int wconnect;       /* s.writer is parked in connect, not in send */
-    int err_closed;     /* an I/O error closed it: close() says 1 once */
-    int aborted;        /* close() while the name was being resolved */
-    int eof;            /* "*a" read the peer's FIN (the socket stays) */
-    cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
+    short rwait, swait; /* readiness the last recv / send asked for */
+    unsigned char rmode;      /* CS_RX_* of the receive in progress */
+    unsigned char pooled;     /* has a pool key (connected by connect) */
+    unsigned char wconnect;   /* s.writer is parked in connect, not send */
+    unsigned char err_closed; /* an I/O error closed it: close() says 1 */
+    unsigned char aborted;    /* close() while the name was resolving */
+    unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
 } cs_tcp_t;
 
 typedef struct cs_server_s {
