@@ -41,6 +41,7 @@ build = {
          libdirs = { "$(LIBEVENT_LIBDIR)" },
       },
       ["corosched"] = "lua/corosched/init.lua",
+      ["corosched.ngx"] = "lua/corosched/ngx.lua",
    },
 }
 test = {

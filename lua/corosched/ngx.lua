@@ -1,0 +1,983 @@
+-- corosched.ngx: an `ngx` table for stock Lua 5.4, so that cosocket client
+-- libraries written for OpenResty (lua-resty-redis, lua-resty-memcached,
+-- lua-resty-mysql, pgmoon...) run unmodified inside cs.run.
+--
+--   local ngxc = require "corosched.ngx"
+--   ngxc.install()                    -- the `ngx` global, package.preload
+--   local redis = require "resty.redis"
+--   cs.run(function() ... redis:new() ... end)
+--
+-- What maps onto corosched is an alias of the corosched function (sockets,
+-- light threads, sleep, time); timers are thin wrappers that return what
+-- OpenResty returns. The helpers those libraries call (base64, MD5, SHA-1,
+-- HMAC-SHA1, CRC-32, URI escaping, args, SQL quoting, LuaJIT's `bit` and
+-- `table.*` extensions) are written here in plain Lua 5.4 from their
+-- specifications. What needs an nginx request, shared memory or PCRE
+-- raises a clear error when called (or, for tables, indexed); every other
+-- field is nil, so that libraries' feature tests see the truth.
+local cs = require "corosched"
+
+local byte, char, concat = string.byte, string.char, table.concat
+local format, pack, sunpack = string.format, string.pack, string.unpack
+local floor, huge = math.floor, math.huge
+local mtype, tointeger = math.type, math.tointeger
+local select, type, tostring = select, type, tostring
+
+local M32 = 0xffffffff
+
+local _M = { _VERSION = "0.1" }
+
+---------------------------------------------------------------------------
+-- argument checks, with the messages OpenResty/LuaJIT give
+
+-- level: 3 blames the caller of the function that calls argerror; the
+-- checks below, one call deeper, pass 4
+local function argerror(n, fname, msg, level)
+  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg),
+        level or 3)
+end
+
+-- the string argument of the string helpers: nil counts as "" and numbers
+-- are converted, as in ngx_lua
+local function checkstr(s, fname, n)
+  local t = type(s)
+  if t == "string" then return s end
+  if t == "nil" then return "" end
+  if t == "number" then return tostring(s) end
+  argerror(n or 1, fname, "string expected, got " .. t, 4)
+end
+
+---------------------------------------------------------------------------
+-- bit: LuaJIT's BitOp on 32-bit signed results (http://bitop.luajit.org/)
+
+-- normalizes x to a signed 32-bit integer: integers wrap modulo 2^32,
+-- floats are rounded to the nearest integer (ties to even, as BitOp's
+-- "add 2^52 + 2^51" trick does) first; NaN and infinities give 0
+local function tobit(x, fname, n)
+  if mtype(x) ~= "integer" then
+    local v = type(x) == "string" and tonumber(x) or mtype(x) and x
+    if not v then
+      argerror(n or 1, fname or "tobit", "number expected, got "
+               .. (x == nil and "no value" or type(x)), 4)
+    end
+    if mtype(v) == "float" then
+      if v ~= v or v == huge or v == -huge then return 0 end
+      local f = floor(v) -- an integer when it fits in 64 bits
+      local d = v - f
+      if d > 0.5 or (d == 0.5 and f % 2 == 1) then f = f + 1 end
+      if mtype(f) == "float" then f = tointeger(f % 4294967296) end
+      v = f
+    end
+    x = v
+  end
+  x = x & M32
+  if x >= 0x80000000 then x = x - 0x100000000 end
+  return x
+end
+
+local bit = {}
+
+function bit.tobit(x) return tobit(x, "tobit", 1) end
+
+function bit.tohex(x, n)
+  x = tobit(x, "tohex", 1) & M32
+  n = n == nil and 8 or tobit(n, "tohex", 2)
+  local digits = "%08x"
+  if n < 0 then n, digits = -n, "%08X" end
+  if n > 8 then n = 8 end
+  return format(digits, x):sub(9 - n)
+end
+
+function bit.bnot(x) return ~tobit(x, "bnot", 1) end
+
+-- sign-extended operands give sign-extended results under &, | and ~,
+-- so the variadic operations need no renormalization
+function bit.band(x, ...)
+  local r = tobit(x, "band", 1)
+  for i = 1, select("#", ...) do
+    r = r & tobit((select(i, ...)), "band", i + 1)
+  end
+  return r
+end
+
+function bit.bor(x, ...)
+  local r = tobit(x, "bor", 1)
+  for i = 1, select("#", ...) do
+    r = r | tobit((select(i, ...)), "bor", i + 1)
+  end
+  return r
+end
+
+function bit.bxor(x, ...)
+  local r = tobit(x, "bxor", 1)
+  for i = 1, select("#", ...) do
+    r = r ~ tobit((select(i, ...)), "bxor", i + 1)
+  end
+  return r
+end
+
+-- shift counts are taken modulo 32, as BitOp does
+function bit.lshift(x, n)
+  return tobit(tobit(x, "lshift", 1) << (tobit(n, "lshift", 2) & 31))
+end
+
+function bit.rshift(x, n)
+  return tobit((tobit(x, "rshift", 1) & M32)
+               >> (tobit(n, "rshift", 2) & 31))
+end
+
+function bit.arshift(x, n)
+  -- floor division by 2^n is the arithmetic shift
+  return tobit(x, "arshift", 1) // (1 << (tobit(n, "arshift", 2) & 31))
+end
+
+function bit.rol(x, n)
+  local u = tobit(x, "rol", 1) & M32
+  n = tobit(n, "rol", 2) & 31
+  return tobit((u << n) | (u >> (32 - n)))
+end
+
+function bit.ror(x, n)
+  local u = tobit(x, "ror", 1) & M32
+  n = tobit(n, "ror", 2) & 31
+  return tobit((u >> n) | (u << (32 - n)))
+end
+
+function bit.bswap(x)
+  local u = tobit(x, "bswap", 1) & M32
+  return tobit((u & 0xff) << 24 | (u & 0xff00) << 8
+               | (u >> 8) & 0xff00 | u >> 24)
+end
+
+_M.bit = bit
+
+---------------------------------------------------------------------------
+-- LuaJIT/OpenResty table extensions (require "table.new" etc.)
+
+-- Lua 5.4 cannot preallocate from Lua; the sizes are only a hint
+local function table_new(narr, nrec) -- luacheck: no unused args
+  return {}
+end
+
+-- empties t in place (raw, as LuaJIT's table.clear)
+local function table_clear(t)
+  for k in next, t do t[k] = nil end
+end
+
+local function table_nkeys(t)
+  local n = 0
+  for _ in next, t do n = n + 1 end
+  return n
+end
+
+local function table_isempty(t)
+  return next(t) == nil
+end
+
+-- true when the keys are exactly 1..n (an empty table is an array)
+local function table_isarray(t)
+  local n, max = 0, 0
+  for k in next, t do
+    -- (a float key with an integer value is stored as an integer)
+    if mtype(k) ~= "integer" or k < 1 then return false end
+    if k > max then max = k end
+    n = n + 1
+  end
+  return n == max
+end
+
+-- a shallow raw copy; the metatable is not copied (as OpenResty's)
+local function table_clone(t)
+  local c = {}
+  for k, v in next, t do c[k] = v end
+  return c
+end
+
+_M.table = {
+  new = table_new, clear = table_clear, nkeys = table_nkeys,
+  isempty = table_isempty, isarray = table_isarray, clone = table_clone,
+}
+
+---------------------------------------------------------------------------
+-- base64 (RFC 4648)
+
+local function b64_alphabet(last2)
+  local enc, dec = {}, {}
+  local chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    .. "0123456789" .. last2
+  for i = 0, 63 do
+    local c = chars:sub(i + 1, i + 1)
+    enc[i] = c
+    dec[byte(c)] = i
+  end
+  return enc, dec
+end
+
+local B64_ENC, B64_DEC = b64_alphabet("+/")
+local B64URL_ENC, B64URL_DEC = b64_alphabet("-_")
+
+local function b64_encode(s, enc, padding)
+  local out, n, len = {}, 0, #s
+  for i = 1, len - 2, 3 do
+    local a, b, c = byte(s, i, i + 2)
+    local v = a << 16 | b << 8 | c
+    n = n + 1
+    out[n] = enc[v >> 18] .. enc[v >> 12 & 63] .. enc[v >> 6 & 63]
+      .. enc[v & 63]
+  end
+  local rest = len % 3
+  if rest == 1 then
+    local v = byte(s, len) << 16
+    out[n + 1] = enc[v >> 18] .. enc[v >> 12 & 63]
+      .. (padding and "==" or "")
+  elseif rest == 2 then
+    local a, b = byte(s, len - 1, len)
+    local v = a << 16 | b << 8
+    out[n + 1] = enc[v >> 18] .. enc[v >> 12 & 63] .. enc[v >> 6 & 63]
+      .. (padding and "=" or "")
+  end
+  return concat(out)
+end
+
+-- nginx's rules (ngx_decode_base64): the data ends at the first "=" (what
+-- follows is ignored), padding is optional, a character outside the
+-- alphabet or a length of 4k+1 makes the input invalid (nil)
+local function b64_decode(s, dec)
+  local len = #s
+  local eq = s:find("=", 1, true)
+  if eq then len = eq - 1 end
+  if len % 4 == 1 then return nil end
+  local out, n, i = {}, 0, 1
+  while i + 3 <= len do
+    local a, b, c, d = byte(s, i, i + 3)
+    a, b, c, d = dec[a], dec[b], dec[c], dec[d]
+    if not (a and b and c and d) then return nil end
+    local v = a << 18 | b << 12 | c << 6 | d
+    n = n + 1
+    out[n] = char(v >> 16, v >> 8 & 255, v & 255)
+    i = i + 4
+  end
+  local rest = len - i + 1
+  if rest > 0 then
+    local a, b, c = byte(s, i, len)
+    a, b = dec[a], dec[b]
+    if not (a and b) then return nil end
+    if rest == 2 then
+      out[n + 1] = char(a << 2 | b >> 4)
+    else
+      c = dec[c]
+      if not c then return nil end
+      local v = a << 12 | b << 6 | c
+      out[n + 1] = char(v >> 10, v >> 2 & 255)
+    end
+  end
+  return concat(out)
+end
+
+local function encode_base64(s, no_padding)
+  s = checkstr(s, "encode_base64")
+  if no_padding ~= nil and type(no_padding) ~= "boolean" then
+    argerror(2, "encode_base64", "boolean expected, got "
+             .. type(no_padding))
+  end
+  return b64_encode(s, B64_ENC, not no_padding)
+end
+
+local function decode_base64(s)
+  if type(s) ~= "string" then
+    if type(s) ~= "number" then
+      argerror(1, "decode_base64", "string expected, got " .. type(s))
+    end
+    s = tostring(s)
+  end
+  return b64_decode(s, B64_DEC)
+end
+
+-- require "ngx.base64" (lua-resty-core): URL-safe alphabet, no padding
+_M.base64 = {
+  encode_base64url = function(s)
+    if type(s) ~= "string" then
+      argerror(1, "encode_base64url", "string expected, got " .. type(s))
+    end
+    return b64_encode(s, B64URL_ENC, false)
+  end,
+  decode_base64url = function(s)
+    if type(s) ~= "string" then
+      argerror(1, "decode_base64url", "string expected, got " .. type(s))
+    end
+    local r = b64_decode(s, B64URL_DEC)
+    if r == nil then return nil, "invalid input" end
+    return r
+  end,
+}
+
+---------------------------------------------------------------------------
+-- MD5 (RFC 1321)
+
+-- T[i] = floor(2^32 * |sin(i)|), the table of RFC 1321 section 3.4 (as
+-- constants, not computed, so that no libm rounding can change them)
+local MD5_T = {
+  0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee,
+  0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
+  0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be,
+  0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
+  0xf61e2562, 0xc040b340, 0x265e5a51, 0xe9b6c7aa,
+  0xd62f105d, 0x02441453, 0xd8a1e681, 0xe7d3fbc8,
+  0x21e1cde6, 0xc33707d6, 0xf4d50d87, 0x455a14ed,
+  0xa9e3e905, 0xfcefa3f8, 0x676f02d9, 0x8d2a4c8a,
+  0xfffa3942, 0x8771f681, 0x6d9d6122, 0xfde5380c,
+  0xa4beea44, 0x4bdecfa9, 0xf6bb4b60, 0xbebfbc70,
+  0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05,
+  0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
+  0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039,
+  0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
+  0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1,
+  0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391,
+}
+
+-- per step: the shift amount and the index of the message word
+local MD5_S, MD5_G = {}, {}
+do
+  local shifts = {
+    { 7, 12, 17, 22 }, { 5, 9, 14, 20 }, { 4, 11, 16, 23 }, { 6, 10, 15, 21 },
+  }
+  for i = 0, 63 do
+    local r = i // 16
+    MD5_S[i + 1] = shifts[r + 1][i % 4 + 1]
+    local g = r == 0 and i or r == 1 and (5 * i + 1) or r == 2
+      and (3 * i + 5) or 7 * i
+    MD5_G[i + 1] = g % 16 + 1
+  end
+end
+
+-- the message padded to a multiple of 64 bytes, with its bit length
+-- (little-endian for MD5, big-endian for SHA-1)
+local function md_pad(s, lenfmt)
+  local len = #s
+  return s .. "\128" .. ("\0"):rep((55 - len) % 64)
+    .. pack(lenfmt, len * 8)
+end
+
+local MD5_WORDS = "<" .. ("I4"):rep(16)
+
+local function md5_bin(s)
+  s = md_pad(checkstr(s, "md5_bin"), "<I8")
+  local h0, h1, h2, h3 = 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476
+  local T, S, G = MD5_T, MD5_S, MD5_G
+  local X = {}
+  for pos = 1, #s, 64 do
+    X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], X[9], X[10], X[11],
+      X[12], X[13], X[14], X[15], X[16] = sunpack(MD5_WORDS, s, pos)
+    local a, b, c, d = h0, h1, h2, h3
+    for i = 1, 64 do
+      local f
+      if i <= 16 then
+        f = (b & c) | (~b & d)
+      elseif i <= 32 then
+        f = (b & d) | (c & ~d)
+      elseif i <= 48 then
+        f = b ~ c ~ d
+      else
+        f = c ~ (b | ~d)
+      end
+      f = (f + a + T[i] + X[G[i]]) & M32
+      local sh = S[i]
+      a, d, c = d, c, b
+      b = (b + ((f << sh) | (f >> (32 - sh)))) & M32
+    end
+    h0 = (h0 + a) & M32
+    h1 = (h1 + b) & M32
+    h2 = (h2 + c) & M32
+    h3 = (h3 + d) & M32
+  end
+  return pack("<I4I4I4I4", h0, h1, h2, h3)
+end
+
+local function tohex(s)
+  return (s:gsub(".", function(c) return format("%02x", byte(c)) end))
+end
+
+local function md5(s)
+  return tohex(md5_bin(checkstr(s, "md5")))
+end
+
+---------------------------------------------------------------------------
+-- SHA-1 (FIPS 180-4) and HMAC-SHA1 (RFC 2104)
+
+local SHA1_WORDS = ">" .. ("I4"):rep(16)
+
+local function sha1_bin(s)
+  s = md_pad(checkstr(s, "sha1_bin"), ">I8")
+  local h0, h1, h2, h3, h4 =
+    0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0
+  local w = {}
+  for pos = 1, #s, 64 do
+    w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10], w[11],
+      w[12], w[13], w[14], w[15], w[16] = sunpack(SHA1_WORDS, s, pos)
+    for i = 17, 80 do
+      local x = w[i - 3] ~ w[i - 8] ~ w[i - 14] ~ w[i - 16]
+      w[i] = (x << 1 | x >> 31) & M32
+    end
+    local a, b, c, d, e = h0, h1, h2, h3, h4
+    for i = 1, 20 do
+      local t = (a << 5 | a >> 27) + ((b & c) | (~b & d)) + e
+        + 0x5a827999 + w[i]
+      a, b, c, d, e = t & M32, a, (b << 30 | b >> 2) & M32, c, d
+    end
+    for i = 21, 40 do
+      local t = (a << 5 | a >> 27) + (b ~ c ~ d) + e + 0x6ed9eba1 + w[i]
+      a, b, c, d, e = t & M32, a, (b << 30 | b >> 2) & M32, c, d
+    end
+    for i = 41, 60 do
+      local t = (a << 5 | a >> 27) + ((b & c) | (b & d) | (c & d)) + e
+        + 0x8f1bbcdc + w[i]
+      a, b, c, d, e = t & M32, a, (b << 30 | b >> 2) & M32, c, d
+    end
+    for i = 61, 80 do
+      local t = (a << 5 | a >> 27) + (b ~ c ~ d) + e + 0xca62c1d6 + w[i]
+      a, b, c, d, e = t & M32, a, (b << 30 | b >> 2) & M32, c, d
+    end
+    h0 = (h0 + a) & M32
+    h1 = (h1 + b) & M32
+    h2 = (h2 + c) & M32
+    h3 = (h3 + d) & M32
+    h4 = (h4 + e) & M32
+  end
+  return pack(">I4I4I4I4I4", h0, h1, h2, h3, h4)
+end
+
+local function xor_bytes(s, k)
+  return (s:gsub(".", function(c) return char(byte(c) ~ k) end))
+end
+
+local function hmac_sha1(key, msg)
+  key = checkstr(key, "hmac_sha1", 1)
+  msg = checkstr(msg, "hmac_sha1", 2)
+  if #key > 64 then key = sha1_bin(key) end
+  key = key .. ("\0"):rep(64 - #key)
+  return sha1_bin(xor_bytes(key, 0x5c)
+                  .. sha1_bin(xor_bytes(key, 0x36) .. msg))
+end
+
+---------------------------------------------------------------------------
+-- CRC-32 (ISO 3309 / zlib's crc32: reflected polynomial 0xedb88320)
+
+local CRC_TABLE = {}
+for i = 0, 255 do
+  local c = i
+  for _ = 1, 8 do
+    if c & 1 == 1 then c = 0xedb88320 ~ (c >> 1) else c = c >> 1 end
+  end
+  CRC_TABLE[i] = c
+end
+
+local function crc32(s)
+  local crc = M32
+  for i = 1, #s do
+    crc = CRC_TABLE[(crc ~ byte(s, i)) & 0xff] ~ (crc >> 8)
+  end
+  return crc ~ M32
+end
+
+---------------------------------------------------------------------------
+-- URIs, query strings, SQL
+
+local function pct(c) return format("%%%02X", byte(c)) end
+
+-- as a URI component: everything but A-Z a-z 0-9 - . _ ~ (the character
+-- classes are spelled out: %w would follow the C locale)
+local function escape_uri(s, esc_type)
+  s = checkstr(s, "escape_uri")
+  if esc_type ~= nil and esc_type ~= 2 then
+    error("corosched.ngx: ngx.escape_uri: only type 2 (URI component) is "
+          .. "available", 2)
+  end
+  return (s:gsub("[^A-Za-z0-9%-%._~]", pct))
+end
+
+-- "%XX" (either case) decoded, "+" is a space (as ngx_lua does); a "%"
+-- not followed by two hex digits stays as it is
+local function unescape_uri(s)
+  s = checkstr(s, "unescape_uri")
+  s = s:gsub("+", " ")
+  return (s:gsub("%%(%x%x)", function(h) return char(tonumber(h, 16)) end))
+end
+
+-- keys in sorted order (OpenResty follows the hash order), so the result
+-- is deterministic; true gives a bare key, false is left out, an array
+-- gives the key once per element
+local function encode_args(t)
+  if type(t) ~= "table" then
+    argerror(1, "encode_args", "table expected, got " .. type(t))
+  end
+  local keys = {}
+  for k in pairs(t) do
+    if type(k) ~= "string" and type(k) ~= "number" then
+      error("corosched.ngx: ngx.encode_args: bad key type: " .. type(k), 2)
+    end
+    keys[#keys + 1] = k
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local out = {}
+  local function add(ek, v)
+    local tv = type(v)
+    if v == true then
+      out[#out + 1] = ek
+    elseif tv == "string" or tv == "number" then
+      out[#out + 1] = ek .. "=" .. escape_uri(v)
+    elseif v ~= false then
+      error("corosched.ngx: ngx.encode_args: bad value type: " .. tv, 3)
+    end
+  end
+  for _, k in ipairs(keys) do
+    local ek, v = escape_uri(tostring(k)), t[k]
+    if type(v) == "table" then
+      for _, e in ipairs(v) do add(ek, e) end
+    else
+      add(ek, v)
+    end
+  end
+  return concat(out, "&")
+end
+
+-- "a=1&b&c=" -> {a = "1", b = true, c = ""}; a repeated key gives an
+-- array; at most max_args (default 100, 0: no limit) arguments
+local function decode_args(s, max_args)
+  s = checkstr(s, "decode_args")
+  max_args = max_args or 100
+  local res, n = {}, 0
+  for arg in s:gmatch("[^&]+") do
+    if max_args > 0 and n >= max_args then break end
+    local k, v = arg:match("^([^=]*)=(.*)$")
+    if k then
+      v = unescape_uri(v)
+    else
+      k, v = arg, true
+    end
+    if k ~= "" then
+      k = unescape_uri(k)
+      n = n + 1
+      local old = res[k]
+      if old == nil then
+        res[k] = v
+      elseif type(old) == "table" then
+        old[#old + 1] = v
+      else
+        res[k] = { old, v }
+      end
+    end
+  end
+  return res
+end
+
+-- MySQL string literal quoting, as ngx.quote_sql_str
+local SQL_ESC = {
+  ["\0"] = "\\0", ["\b"] = "\\b", ["\n"] = "\\n", ["\r"] = "\\r",
+  ["\t"] = "\\t", ["\26"] = "\\Z", ["\\"] = "\\\\", ["'"] = "\\'",
+  ['"'] = '\\"',
+}
+
+local function quote_sql_str(s)
+  s = checkstr(s, "quote_sql_str")
+  return "'" .. s:gsub("[\0\b\n\r\t\26\\'\"]", SQL_ESC) .. "'"
+end
+
+---------------------------------------------------------------------------
+-- time
+
+local DAYS = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" }
+local MONTHS = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
+                 "Sep", "Oct", "Nov", "Dec" }
+local MONTH_NUM = {}
+for i, m in ipairs(MONTHS) do MONTH_NUM[m] = i end
+
+-- names from tables, not os.date's %a/%b, which follow the C locale
+local function http_time(sec)
+  local t = os.date("!*t", tointeger(floor(sec)))
+  return format("%s, %02d %s %d %02d:%02d:%02d GMT", DAYS[t.wday], t.day,
+                MONTHS[t.month], t.year, t.hour, t.min, t.sec)
+end
+
+-- nginx writes a two-digit year before 2038 (old Netscape cookies)
+local function cookie_time(sec)
+  sec = tointeger(floor(sec))
+  local t = os.date("!*t", sec)
+  local year = sec < 2145916800 and format("%02d", t.year % 100) or t.year
+  return format("%s, %02d-%s-%s %02d:%02d:%02d GMT", DAYS[t.wday], t.day,
+                MONTHS[t.month], year, t.hour, t.min, t.sec)
+end
+
+-- days since 1970-01-01 of a proleptic Gregorian date (the usual
+-- era/day-of-era computation, with March as the first month)
+local function days_from_civil(y, m, d)
+  if m <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * ((m + 9) % 12) + 2) // 5 + d - 1
+  return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+end
+
+-- RFC 1123 ("Thu, 18 Nov 2010 11:27:35 GMT"), RFC 850 / cookie
+-- ("Thursday, 18-Nov-10 11:27:35 GMT") and asctime ("Thu Nov 18 11:27:35
+-- 2010") dates -> seconds, or nil
+local function parse_http_time(s)
+  if type(s) ~= "string" then return nil end
+  local d, mon, y, hh, mm, ss =
+    s:match("^%a+, (%d%d?) (%a%a%a) (%d%d%d%d) (%d%d):(%d%d):(%d%d) GMT$")
+  if not d then
+    d, mon, y, hh, mm, ss = s:match(
+      "^%a+, (%d%d?)%-(%a%a%a)%-(%d%d%d?%d?) (%d%d):(%d%d):(%d%d) GMT$")
+  end
+  if not d then
+    mon, d, hh, mm, ss, y = s:match(
+      "^%a+ (%a%a%a) +(%d%d?) (%d%d):(%d%d):(%d%d) (%d%d%d%d)$")
+  end
+  local m = mon and MONTH_NUM[mon]
+  if not m then return nil end
+  y, d = tointeger(tonumber(y)), tointeger(tonumber(d))
+  hh, mm, ss = tonumber(hh), tonumber(mm), tonumber(ss)
+  if y < 100 then y = y + (y < 70 and 2000 or 1900) end
+  if d < 1 or d > 31 or hh > 23 or mm > 59 or ss > 59 then return nil end
+  return days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss
+end
+
+---------------------------------------------------------------------------
+-- logging and output
+
+local LEVELS = { "STDERR", "EMERG", "ALERT", "CRIT", "ERR", "WARN",
+                 "NOTICE", "INFO", "DEBUG" }
+local LEVEL_NAMES = { [0] = "stderr", "emerg", "alert", "crit", "error",
+                      "warn", "notice", "info", "debug" }
+
+-- nginx's default error_log level is "error": ERR and more severe
+local log_level = 4
+
+local function level_of(v)
+  if type(v) == "string" then
+    local lv = v:lower()
+    for i = 0, 8 do
+      if LEVEL_NAMES[i] == lv or LEVELS[i + 1]:lower() == lv then
+        return i
+      end
+    end
+  else
+    local i = tointeger(v)
+    if i and i >= 0 and i <= 8 then return i end
+  end
+  error("corosched.ngx: bad log level: " .. tostring(v), 3)
+end
+
+-- sets the level below which ngx.log discards messages (a number or a
+-- name: "error", "warn", "debug"...); returns the previous one
+function _M.set_log_level(level)
+  local old = log_level
+  log_level = level_of(level)
+  return old
+end
+
+-- the text ngx.log and ngx.print make of a value: nil, booleans and
+-- ngx.null by name, tables only with __tostring (ngx.log)
+local function log_str(v, i)
+  local t = type(v)
+  if t == "string" then return v end
+  if t == "number" or t == "boolean" or t == "nil" then
+    return tostring(v)
+  end
+  if v == cs.null then return "null" end
+  if t == "table" then
+    local mt = getmetatable(v)
+    if type(mt) == "table" and mt.__tostring then return tostring(v) end
+    argerror(i, "log", "expected table to have __tostring metamethod")
+  end
+  argerror(i, "log", "string, number, boolean, or nil expected, got " .. t)
+end
+
+local function log(level, ...)
+  if type(level) ~= "number" then
+    argerror(1, "log", "number expected, got " .. type(level))
+  end
+  local lv = level < 0 and -floor(-level) or floor(level) -- truncated
+  if mtype(lv) ~= "integer" then error("bad log level", 2) end
+  if lv < 0 or lv > 8 then error("bad log level", 2) end
+  if lv > log_level then return end
+  local n = select("#", ...)
+  local args = { ... }
+  local parts = {}
+  for i = 1, n do parts[i] = log_str(args[i], i + 1) end
+  -- looked up at each call, so that io.stderr can be redirected
+  io.stderr:write(os.date("%Y/%m/%d %H:%M:%S"), " [", LEVEL_NAMES[lv],
+                  "] ", concat(parts), "\n")
+end
+
+-- ngx.print's values: arrays are flattened, nested too
+local function out_parts(fname, parts, v, i)
+  local t = type(v)
+  if t == "string" then
+    parts[#parts + 1] = v
+  elseif t == "number" or t == "boolean" or t == "nil" then
+    parts[#parts + 1] = tostring(v)
+  elseif v == cs.null then
+    parts[#parts + 1] = "null"
+  elseif t == "table" then
+    for j = 1, #v do out_parts(fname, parts, v[j], i) end
+  else
+    argerror(i, fname, "string, number, boolean, nil, ngx.null, or array "
+             .. "table expected, got " .. t)
+  end
+end
+
+local function output(fname, nl, ...)
+  local parts = {}
+  local args, n = { ... }, select("#", ...)
+  for i = 1, n do out_parts(fname, parts, args[i], i) end
+  if nl then parts[#parts + 1] = "\n" end
+  io.stdout:write(concat(parts))
+  return 1
+end
+
+---------------------------------------------------------------------------
+-- timers
+
+-- the light threads running an ngx.timer handler now (weak: a handler
+-- that failed, or was killed at teardown, leaves a dead entry behind)
+local running = setmetatable({}, { __mode = "k" })
+-- the handles of ngx timers, for _M.stop_timers (pending ones are
+-- anchored by the scheduler, so weak keys lose only finished ones)
+local handles = setmetatable({}, { __mode = "k" })
+
+local function counted(fn)
+  return function(...)
+    local co = coroutine.running()
+    running[co] = true
+    fn(...)
+    running[co] = nil
+  end
+end
+
+local function timer_new(make, fname, delay, fn, ...)
+  if type(fn) ~= "function" then
+    argerror(2, fname, "function expected, got " .. type(fn))
+  end
+  local h, err = make(delay, counted(fn), ...)
+  if not h then return nil, err end
+  handles[h] = true
+  return true
+end
+
+local timer = {
+  at = function(delay, fn, ...)
+    return timer_new(cs.timer.at, "at", delay, fn, ...)
+  end,
+  every = function(delay, fn, ...)
+    return timer_new(cs.timer.every, "every", delay, fn, ...)
+  end,
+  -- every corosched timer that has not fired yet (cs.timer ones too)
+  pending_count = function() return cs.stats().timers end,
+  -- the ngx.timer handlers running now
+  running_count = function()
+    local n = 0
+    for co in pairs(running) do
+      if cs.thread.status(co) == "dead" then
+        running[co] = nil
+      else
+        n = n + 1
+      end
+    end
+    return n
+  end,
+}
+
+-- OpenResty timers cannot be cancelled (ngx.timer.every runs until the
+-- worker exits); here a pending ngx.timer.every would keep cs.run alive
+-- for ever, so this cancels every pending ngx.timer timer. Returns how
+-- many were pending.
+function _M.stop_timers()
+  local n = 0
+  for h in pairs(handles) do
+    if h:pending() then
+      h:cancel()
+      n = n + 1
+    end
+    handles[h] = nil
+  end
+  return n
+end
+
+---------------------------------------------------------------------------
+-- what cannot be provided
+
+local function na_msg(name, why)
+  return ("corosched.ngx: %s is not available (%s)"):format(name, why)
+end
+
+local function unavailable(name, why)
+  return function() error(na_msg(name, why), 2) end
+end
+
+-- a table whose every field (read or written) raises
+local function unavailable_table(name, why)
+  local function raise(_, k)
+    error(na_msg(name .. "." .. tostring(k), why), 2)
+  end
+  return setmetatable({}, {
+    __index = raise,
+    __newindex = raise,
+    __tostring = function() return na_msg(name, why) end,
+  })
+end
+
+local NO_REQUEST = "no nginx request"
+
+---------------------------------------------------------------------------
+-- the ngx table
+
+local function worker_pid()
+  local f = io.open("/proc/self/stat", "r")
+  if not f then return 0 end
+  local pid = f:read("n")
+  f:close()
+  return tointeger(pid) or 0
+end
+
+local tcp = cs.socket.tcp
+
+local ngx = {
+  null = cs.null,
+  OK = 0, ERROR = -1, AGAIN = -2, DONE = -4, DECLINED = -5,
+
+  socket = {
+    tcp = tcp,
+    stream = tcp,
+    udp = cs.socket.udp,
+    -- a new TCP cosocket, connected: sock, or nil, err
+    connect = function(...)
+      local sock = tcp()
+      local ok, err = sock:connect(...)
+      if not ok then
+        sock:close()
+        return nil, err
+      end
+      return sock
+    end,
+  },
+
+  thread = {
+    spawn = cs.thread.spawn,
+    wait = cs.thread.wait,
+    kill = cs.thread.kill,
+  },
+  sleep = cs.sleep,
+  now = cs.now,
+  update_time = cs.update_time,
+  time = function() return os.time() end,
+  localtime = function() return os.date("%Y-%m-%d %H:%M:%S") end,
+  utctime = function() return os.date("!%Y-%m-%d %H:%M:%S") end,
+  today = function() return os.date("%Y-%m-%d") end,
+  http_time = http_time,
+  cookie_time = cookie_time,
+  parse_http_time = parse_http_time,
+  timer = timer,
+
+  log = log,
+  print = function(...) return output("print", false, ...) end,
+  say = function(...) return output("say", true, ...) end,
+  flush = function()
+    io.stdout:flush()
+    return 1
+  end,
+
+  -- there is no request: the closest phase that allows cosockets
+  get_phase = function() return "timer" end,
+  ctx = {}, -- one per process, not per request
+  config = {
+    ngx_lua_version = 10026,
+    nginx_version = 1021004,
+    subsystem = "http",
+    debug = false,
+    prefix = function() return "" end,
+    nginx_configure = function() return "" end,
+  },
+  worker = {
+    pid = worker_pid,
+    id = function() return 0 end,
+    count = function() return 1 end,
+    exiting = function() return false end,
+  },
+
+  encode_base64 = encode_base64,
+  decode_base64 = decode_base64,
+  md5 = md5,
+  md5_bin = md5_bin,
+  sha1_bin = sha1_bin,
+  hmac_sha1 = hmac_sha1,
+  crc32_short = function(s) return crc32(checkstr(s, "crc32_short")) end,
+  crc32_long = function(s) return crc32(checkstr(s, "crc32_long")) end,
+  escape_uri = escape_uri,
+  unescape_uri = unescape_uri,
+  encode_args = encode_args,
+  decode_args = decode_args,
+  quote_sql_str = quote_sql_str,
+
+  exit = unavailable("ngx.exit", NO_REQUEST),
+  redirect = unavailable("ngx.redirect", NO_REQUEST),
+  exec = unavailable("ngx.exec", NO_REQUEST),
+  req = unavailable_table("ngx.req", NO_REQUEST),
+  var = unavailable_table("ngx.var", NO_REQUEST),
+  header = unavailable_table("ngx.header", NO_REQUEST),
+  resp = unavailable_table("ngx.resp", NO_REQUEST),
+  location = unavailable_table("ngx.location", NO_REQUEST),
+  shared = unavailable_table("ngx.shared",
+                             "no nginx shared memory zones"),
+  re = {},
+}
+for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
+  ngx.re[f] = unavailable("ngx.re." .. f, "no PCRE in stock Lua")
+end
+for i, name in ipairs(LEVELS) do ngx[name] = i - 1 end
+
+_M.ngx = ngx
+
+-- the modules install() adds to package.preload
+_M.modules = {
+  ["ngx.semaphore"] = {
+    new = function(n) return cs.semaphore.new(n) end,
+  },
+  ["ngx.base64"] = _M.base64,
+  ["bit"] = bit,
+  ["table.new"] = table_new,
+  ["table.clear"] = table_clear,
+  ["table.nkeys"] = table_nkeys,
+  ["table.isempty"] = table_isempty,
+  ["table.isarray"] = table_isarray,
+  ["table.clone"] = table_clone,
+}
+
+-- Puts the `ngx` global and the package.preload entries in place and
+-- returns the ngx table; calling it again returns the same table.
+-- opts.log_level: see _M.set_log_level (default "error", nginx's).
+-- opts.force: replace an `ngx` global and package.preload entries that
+-- are not ours. Without it, an `ngx` global already there (inside
+-- OpenResty itself, say) is left alone and returned, and nothing else is
+-- installed; existing package.preload entries are kept.
+-- Lua 5.1's `unpack`, which these libraries use as a global, is set to
+-- table.unpack when there is none.
+function _M.install(opts)
+  opts = opts or {}
+  if opts.log_level ~= nil then _M.set_log_level(opts.log_level) end
+  local g = rawget(_G, "ngx")
+  if g ~= nil and g ~= ngx and not opts.force then
+    return g
+  end
+  for name, mod in pairs(_M.modules) do
+    if package.preload[name] == nil or opts.force then
+      package.preload[name] = function() return mod end
+    end
+  end
+  if rawget(_G, "unpack") == nil then
+    rawset(_G, "unpack", table.unpack)
+  end
+  rawset(_G, "ngx", ngx)
+  return ngx
+end
+
+return _M
