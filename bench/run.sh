@@ -74,7 +74,7 @@ build() {   # build <output> <source> <gcc args...>
     local out=$1 src=$2
     shift 2
     if [ ! -f "$out" ] || [ "$src" -nt "$out" ]; then
-        gcc -O2 -Wall -Wextra "$@" -o "$out" "$src" || { say "bench: cannot build $out"; exit 1; }
+        gcc -O2 -Wall -Wextra -o "$out" "$src" "$@" || { say "bench: cannot build $out"; exit 1; }
     fi
 }
 # shellcheck disable=SC2086
