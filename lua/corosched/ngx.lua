@@ -90,31 +90,21 @@ end
 
 function bit.bnot(x) return ~tobit(x, "bnot", 1) end
 
--- sign-extended operands give sign-extended results under &, | and ~,
--- so the variadic operations need no renormalization
-function bit.band(x, ...)
-  local r = tobit(x, "band", 1)
-  for i = 1, select("#", ...) do
-    r = r & tobit((select(i, ...)), "band", i + 1)
+-- the variadic operations fold left; sign-extended operands give
+-- sign-extended results under &, | and ~, so no renormalization is needed
+local function bitfold(fname, op)
+  return function(x, ...)
+    local r = tobit(x, fname, 1)
+    for i = 1, select("#", ...) do
+      r = op(r, tobit((select(i, ...)), fname, i + 1))
+    end
+    return r
   end
-  return r
 end
 
-function bit.bor(x, ...)
-  local r = tobit(x, "bor", 1)
-  for i = 1, select("#", ...) do
-    r = r | tobit((select(i, ...)), "bor", i + 1)
-  end
-  return r
-end
-
-function bit.bxor(x, ...)
-  local r = tobit(x, "bxor", 1)
-  for i = 1, select("#", ...) do
-    r = r ~ tobit((select(i, ...)), "bxor", i + 1)
-  end
-  return r
-end
+bit.band = bitfold("band", function(a, b) return a & b end)
+bit.bor = bitfold("bor", function(a, b) return a | b end)
+bit.bxor = bitfold("bxor", function(a, b) return a ~ b end)
 
 -- shift counts are taken modulo 32, as BitOp does
 function bit.lshift(x, n)
