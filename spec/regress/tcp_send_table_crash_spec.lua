@@ -18,7 +18,8 @@ describe("regression: send(table) of more than one buffer block", function()
       local c, s = net.pair()
       local piece = ("p"):rep(1000)
       local flat, nested = {}, {}
-      for i = 1, 300 do
+      local n = net.big(300000) // 1000 -- many buffer blocks all the same
+      for i = 1, n do
         flat[i] = piece
         nested[i] = { i, { piece, { "" } } }
       end
@@ -27,7 +28,7 @@ describe("regression: send(table) of more than one buffer block", function()
       assert.equal(#want, c:send(flat))
       assert.same({ true, want }, { cs.thread.wait(reader) })
       local parts = {}
-      for i = 1, 300 do parts[i] = i .. piece end
+      for i = 1, n do parts[i] = i .. piece end
       want = table.concat(parts)
       reader = cs.thread.spawn(function() return s:receive(#want) end)
       assert.equal(#want, c:send(nested))
