@@ -776,15 +776,30 @@ cs_tcp_send(lua_State *L)
 
 /* {====== the connection pool ====== */
 
+/* the wake code of a waiting connect handed an idle connection (in
+ * th->data) by cs_pool_hand */
+#define CS_POOL_HANDED (CS_WAKE_CLOSED + 1)
+
+/* takes an idle connection out of its pool's list; its watch ends */
 static void
-cs_pool_item_free(cs_pitem_t *it, int close_fd)
+cs_pool_item_unlink(cs_pitem_t *it)
+{
+    cs_link_remove(&it->link);
+    it->pool->nidle--;
+    if (it->ev != NULL) {
+        event_free(it->ev);
+        it->ev = NULL;
+    }
+}
+
+
+/* frees an unlinked item; close_fd: closes the connection too, and gives
+ * its slot back */
+static void
+cs_pool_item_drop(cs_pitem_t *it, int close_fd)
 {
     cs_pool_t *p = it->pool;
 
-    cs_link_remove(&it->link);
-    p->nidle--;
-    if (it->ev != NULL)
-        event_free(it->ev);
     if (close_fd) {
         cs_net_close(it->fd);
         p->S->nsockets--;
@@ -792,6 +807,14 @@ cs_pool_item_free(cs_pitem_t *it, int close_fd)
             cs_pool_release(p);
     }
     free(it);
+}
+
+
+static void
+cs_pool_item_free(cs_pitem_t *it, int close_fd)
+{
+    cs_pool_item_unlink(it);
+    cs_pool_item_drop(it, close_fd);
 }
 
 
@@ -819,6 +842,35 @@ cs_pool_release(cs_pool_t *p)
 {
     p->total--;
     cs_pool_grant(p);
+}
+
+
+/* a connect handed an idle connection was killed before it ran */
+static void
+cs_pool_unhand(cs_sched_t *S, cs_thread_t *th)
+{
+    (void) S;
+    cs_pool_item_drop(th->data, 1);
+}
+
+
+/* gives idle connections to waiting connects, in arrival order (as
+ * OpenResty's setkeepalive resumes the first waiting connect, which then
+ * takes the connection from the pool) */
+static void
+cs_pool_hand(cs_pool_t *p)
+{
+    while (!cs_link_empty(&p->idle) && !cs_link_empty(&p->waiters)) {
+        cs_thread_t *th = cs_link_data(p->waiters.next, cs_thread_t, q);
+        cs_pitem_t *it = cs_link_data(p->idle.next, cs_pitem_t, link);
+
+        cs_link_remove(&th->q);
+        p->nwaiting--;
+        cs_pool_item_unlink(it);
+        cs_sched_wake(p->S, th, CS_POOL_HANDED);
+        th->cleanup = cs_pool_unhand; /* until it runs */
+        th->data = it;
+    }
 }
 
 
@@ -907,27 +959,35 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
 }
 
 
+/* u adopts the unlinked idle connection it of pool p */
+static void
+cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
+{
+    int fd = it->fd, reused = it->reused;
+
+    if (it->counted && u->slot == NULL)
+        u->slot = p; /* its slot comes along */
+    else if (it->counted)
+        cs_pool_release(p); /* u already holds one */
+    cs_pool_item_drop(it, 0);
+    u->s.S->nsockets--; /* cs_sock_attach counts it again */
+    cs_sock_attach(&u->s, u->s.S, fd);
+    u->reused = reused;
+}
+
+
 /* an idle connection of the pool keyed at idx, adopted by u: 1 or 0 */
 static int
 cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
 {
     cs_pool_t *p = cs_pool_get(L, u->s.S, key, 0);
     cs_pitem_t *it;
-    int fd, reused;
 
     if (p == NULL || cs_link_empty(&p->idle))
         return 0;
     it = cs_link_data(p->idle.next, cs_pitem_t, link);
-    fd = it->fd;
-    reused = it->reused;
-    if (it->counted && u->slot == NULL)
-        u->slot = p; /* its slot comes along */
-    else if (it->counted)
-        cs_pool_release(p); /* u already holds one */
-    cs_pool_item_free(it, 0);
-    u->s.S->nsockets--; /* cs_sock_attach counts it again */
-    cs_sock_attach(&u->s, u->s.S, fd);
-    u->reused = reused;
+    cs_pool_item_unlink(it);
+    cs_pool_adopt(u, p, it);
     return 1;
 }
 
@@ -1149,7 +1209,8 @@ cs_tcp_connect(lua_State *L)
 }
 
 
-/* a slot of the pool was given to this waiting connect (ctx: the pool) */
+/* a slot of the pool, or an idle connection of it, was given to this
+ * waiting connect (ctx: the pool) */
 static int
 cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
 {
@@ -1160,6 +1221,11 @@ cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
     th->cleanup = NULL;
     if (th->wake == CS_WAKE_TIMEOUT)
         return cs_sock_fail(L, "timeout");
+    if (th->wake == CS_POOL_HANDED) {
+        cs_pool_adopt(u, (cs_pool_t *) ctx, th->data);
+        lua_pushinteger(L, 1);
+        return 1;
+    }
     if (th->wake != CS_WAKE_OK)
         return cs_sock_fail(L, "closed");
     u->slot = (cs_pool_t *) ctx; /* reserved for us by cs_pool_grant */
@@ -1306,6 +1372,7 @@ cs_tcp_setkeepalive(lua_State *L)
     p->idle.next->prev = &it->link;
     p->idle.next = &it->link;
     p->nidle++;
+    cs_pool_hand(p); /* a connect waiting in the backlog takes it */
 
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);

@@ -96,6 +96,70 @@ describe("tcp connect backlog", function()
     end)
   end)
 
+  -- lua-nginx-module: setkeepalive ends by resuming the first waiting
+  -- connect (ngx_http_lua_socket_tcp_resume_conn_op), which takes the
+  -- idle connection (t/068-socket-keepalive.t TEST 37)
+  it("setkeepalive hands the connection to the first queued connect",
+     function()
+    helper.run(function()
+      local srv, port, acceptor = listener()
+      local opts = { pool = "bl5", pool_size = 1, backlog = 2 }
+      local a = cs.socket.tcp()
+      assert.equal(1, a:connect("127.0.0.1", port, opts))
+      local _, aport = a:getsockname()
+      local b, c = cs.socket.tcp(), cs.socket.tcp()
+      local order = {}
+      local function queued(sock, name)
+        return spawn(function()
+          local ok, err = sock:connect("127.0.0.1", port, opts)
+          order[#order + 1] = name
+          return ok, err
+        end)
+      end
+      local tb, tc = queued(b, "b"), queued(c, "c")
+      cs.sleep(0.01)
+      assert.equal(1, a:setkeepalive(10000, 1))
+      assert.same({ true, 1 }, { wait(tb) }) -- at once, not at a timeout
+      assert.same({ "b" }, order)
+      assert.equal(1, b:getreusedtimes())
+      local _, bport = b:getsockname()
+      assert.equal(aport, bport) -- the same connection
+      assert.equal(1, b:setkeepalive(10000, 1)) -- and on to c
+      assert.same({ true, 1 }, { wait(tc) })
+      assert.equal(2, c:getreusedtimes())
+      assert.same({ "b", "c" }, order)
+      c:close()
+      srv:close()
+      wait(acceptor)
+    end)
+  end)
+
+  it("a handed connection whose connect is killed is closed, its slot "
+     .. "freed", function()
+    helper.run(function()
+      local srv, port, acceptor = listener()
+      local opts = { pool = "bl6", pool_size = 1, backlog = 1 }
+      local a = cs.socket.tcp()
+      assert.equal(1, a:connect("127.0.0.1", port, opts))
+      local t = spawn(function()
+        return cs.socket.tcp():connect("127.0.0.1", port, opts)
+      end)
+      cs.sleep(0.01)
+      local sockets = cs.stats().sockets
+      assert.equal(1, a:setkeepalive(10000, 1)) -- handed to t, not run yet
+      assert.equal(1, cs.thread.kill(t))
+      assert.equal(sockets - 1, cs.stats().sockets)
+      -- nothing idle, and the slot is free: a new connection, at once
+      local c = cs.socket.tcp()
+      c:settimeout(1000)
+      assert.equal(1, c:connect("127.0.0.1", port, opts))
+      assert.equal(0, c:getreusedtimes())
+      c:close()
+      srv:close()
+      wait(acceptor)
+    end)
+  end)
+
   it("killing a queued connect leaves the queue consistent", function()
     helper.run(function()
       local srv, port, acceptor = listener()

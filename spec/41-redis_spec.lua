@@ -5,8 +5,8 @@
 -- own redis-server on a free 127.0.0.1 port and on a unix socket, both in
 -- a temporary directory, and stops it at the end; without redis-server it
 -- is pending. What it covers: round trips, binary-safe and 1 MiB values,
--- a 1,000-command pipeline, 100 light threads sharing a pool (with the
--- backlog option: pending, see there), read timeouts on a blocking
+-- a 1,000-command pipeline, 100 light threads sharing a pool (with and
+-- without the backlog option), read timeouts on a blocking
 -- command and while subscribed (the socket stays usable, as
 -- lua-nginx-module's tcpsock:receive says), pub/sub, the server closing
 -- connections, setkeepalive with unread data, unix sockets, a stopped
@@ -455,19 +455,14 @@ describe("redis-server as the peer", function()
 
   -- With connect's backlog option a pool opens POOL connections at most;
   -- the other connects wait for one. Each thread here takes a connection,
-  -- does its INCRs and puts it back: in OpenResty that setkeepalive
-  -- resumes the first waiting connect, which takes the connection just
-  -- put back (ngx_http_lua_socket_tcp_setkeepalive ends with
+  -- does its INCRs and puts it back: as in OpenResty, that setkeepalive
+  -- hands the connection to the first waiting connect
+  -- (ngx_http_lua_socket_tcp_setkeepalive ends with
   -- ngx_http_lua_socket_tcp_resume_conn_op; lua-nginx-module's
   -- t/068-socket-keepalive.t TEST 37 "conn queuing: in uthread"), so the
   -- server sees POOL connections and every later thread a reused one.
-  -- corosched's setkeepalive wakes nobody: a waiting connect is only
-  -- served when a connection closes, so the 90 waiting threads time out
-  -- while idle connections sit in the pool.
-  pending(("(corosched differs from OpenResty: setkeepalive does not "
-           .. "resume a connect waiting in the backlog) %d light threads "
-           .. "x %d INCRs through a pool of %d with backlog")
-          :format(NTH, PER, POOL), function()
+  it(("%d light threads x %d INCRs through a pool of %d with backlog")
+     :format(NTH, PER, POOL), function()
     local popts = { pool = "incr-backlog", pool_size = POOL, backlog = NTH }
     net.run(function()
       local inspector = client()
