@@ -90,7 +90,8 @@ run-busted:
 # the socket specs again in a testing build whose recv/send move one byte
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
 SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua \
-                          spec/41-redis_spec.lua spec/regress/tcp_*_spec.lua)
+                          spec/4*_spec.lua spec/5*_spec.lua \
+                          spec/regress/tcp_*_spec.lua)
 check-shortio: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
 	CS_SHORT_IO=1 $(MAKE) --no-print-directory BUILD=build-testing \
