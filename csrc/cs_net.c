@@ -11,6 +11,7 @@
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <net/if.h>
+#include <poll.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -752,6 +753,41 @@ cs_net_connect_result(int fd)
         return cs_net_fail(err);
     }
     return CS_OK;
+}
+
+
+int
+cs_net_idle_state(int fd)
+{
+#ifdef POLLRDHUP
+    struct pollfd p;
+#endif
+    int n;
+    char c;
+
+#ifdef POLLRDHUP
+    p.fd = fd;
+    p.events = POLLIN | POLLRDHUP;
+    p.revents = 0;
+    do {
+        n = poll(&p, 1, 0);
+    } while (n == -1 && errno == EINTR);
+    if (n == -1)
+        return CS_ERROR;
+    if (p.revents & (POLLRDHUP | POLLHUP))
+        return CS_CLOSED;
+    if (p.revents == 0)
+        return CS_OK;
+    if (!(p.revents & POLLERR))
+        return CS_ERROR; /* data */
+#endif
+    /* an error, or no POLLRDHUP here: a peek says which */
+    n = (int) recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return CS_CLOSED;
+    if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return CS_OK;
+    return CS_ERROR;
 }
 
 

@@ -171,6 +171,14 @@ int cs_net_connect(int fd, const cs_addr_t *a);
 int cs_net_connect_result(int fd);
 
 /*
+ * The state of a connected stream socket that should be idle (before it
+ * goes to a connection pool), without reading: CS_OK nothing waits;
+ * CS_CLOSED the peer has closed or reset it (a FIN seen, even behind
+ * unread data); CS_ERROR data waits, or an error (errno set when known).
+ */
+int cs_net_idle_state(int fd);
+
+/*
  * A nonblocking, close-on-exec listening stream socket bound to a, with
  * SO_REUSEADDR and SO_REUSEPORT when asked (ENOPROTOOPT where the system
  * has no SO_REUSEPORT); backlog <= 0 means SOMAXCONN. Unlinks nothing: a

@@ -526,10 +526,17 @@ static int
 cs_tcp_receiveany(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    lua_Integer max = luaL_checkinteger(L, 2);
+    lua_Number max;
     int nret;
 
-    luaL_argcheck(L, max > 0, 2, "bad max argument");
+    /* OpenResty's checks and messages (a float max is truncated) */
+    if (lua_gettop(L) != 2)
+        return luaL_error(L, "expecting 2 arguments (including the object), "
+                             "but got %d", lua_gettop(L));
+    max = lua_tonumber(L, 2);
+    luaL_argcheck(L, lua_isnumber(L, 2) && max >= 1, 2, "bad max argument");
+    if (max > CS_TCP_RESERVE)
+        max = CS_TCP_RESERVE; /* no more is ever buffered by one read */
     lua_settop(L, 1);
     cs_sched_current(u->s.S, L, "receive");
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
@@ -1306,27 +1313,29 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_pool_t *p;
     cs_pitem_t *it;
     struct timeval tv;
-    char c;
-    ssize_t n;
-    int nret;
+    int nret, state = CS_OK;
 
     timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
     size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
     luaL_argcheck(L, timeout >= 0 && timeout <= 0x7fffffff, 2,
                   "bad timeout value");
     luaL_argcheck(L, size > 0 && size <= 1000000, 3, "bad pool size");
+    /* the peer has closed (or reset): "closed" before anything else, and
+     * the socket stays as it is (OpenResty, lua-nginx-module 0.10.21+:
+     * read eof or pending_eof, which epoll sets as soon as the FIN is in,
+     * even behind unread data) */
+    if (u->s.fd >= 0 && !cs_tcp_connecting(u)) {
+        state = u->eof ? CS_CLOSED : cs_net_idle_state(u->s.fd);
+        if (state == CS_CLOSED)
+            return cs_sock_fail(L, "closed");
+    }
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
     if (cs_buf_len(&u->in) > 0) /* the socket stays as it is */
         return cs_sock_fail(L, "unread data in buffer");
-    if (u->eof) { /* "*a" saw the FIN */
-        cs_tcp_close_conn(u);
-        return cs_sock_fail(L, "invalid connection");
-    }
-    n = recv(u->s.fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-        /* data nobody asked for, a FIN or an error: as OpenResty's
-         * keepalive close handler, close it */
+    if (state != CS_OK) {
+        /* data nobody asked for, or an error: as OpenResty's keepalive
+         * close handler, close it */
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "connection in dubious state");
     }

@@ -9,7 +9,7 @@
 -- body becomes killing the threads it would abort.
 --
 -- Covered: 1, 2, 5-7, 10-13, 16-18, 23-28, 31, 32, 36-43, 55-58, 60, 61,
---   63, 65, 67-73 (67's no-argument/nil half and 73: DIVERGENCE, pending).
+--   63, 65, 67-73 (67 and 73 found two divergences, since fixed).
 -- Skipped, one line per group:
 --   3, 4, 8, 9, 33, 34, 50, 51, 62: nginx's resolver directive, real DNS
 --   14, 15: the lua_socket_buffer_size directive (check-shortio does it)
@@ -716,8 +716,6 @@ describe("058-tcp-socket.t", function()
 
   it("058 TEST 67: receiveany with limited, max <= 0 (no max, nil)",
      function()
-    pending("DIVERGENCE: receiveany() and receiveany(nil) raise "
-            .. "\"number expected\" instead of OpenResty's messages")
     run(function(ngx)
       local port = net.serve(function(c) c:receive("*a") end)
       local sock = ngx.socket.tcp()
@@ -847,8 +845,6 @@ describe("058-tcp-socket.t", function()
   end)
 
   it_chunks("058 TEST 73: reset the buffer pos when keepalive", function()
-    pending("DIVERGENCE: setkeepalive on a connection whose peer has "
-            .. "closed says \"connection in dubious state\", not \"closed\"")
     run(function(ngx)
       -- location /hi { keepalive_requests 3; ngx.say("Hello") }: HTTP/1.1,
       -- chunked; the third answer says Connection: close and nginx

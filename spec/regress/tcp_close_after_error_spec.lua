@@ -8,7 +8,7 @@
 -- TEST 11: after receive("*a")); "*a" keeps the socket open.
 -- Fixed (cs_tcp.c): cs_tcp_close_on_error() marks the socket, close()
 -- returns 1 once; "*a" keeps the connection (u->eof: a second "*a" gives
--- "", setkeepalive "invalid connection").
+-- "", setkeepalive "closed").
 local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs

@@ -4,9 +4,9 @@
 -- "invalid connection"). OpenResty (ngx_http_lua_socket_tcp_setkeepalive,
 -- t/068-socket-keepalive.t TEST 5, 6): data in the cosocket buffer is
 -- nil, "unread data in buffer" and the socket stays as it is; data (or a
--- FIN) in the kernel is nil, "connection in dubious state" and the
--- connection is closed (the keepalive close handler); after a read saw
--- the FIN it is "invalid connection".
+-- an error) in the kernel is nil, "connection in dubious state" and the
+-- connection is closed (the keepalive close handler); once the peer has
+-- closed it is nil, "closed" (lua-nginx-module 0.10.21+, see spec/12).
 -- Fixed (cs_tcp.c, cs_tcp_setkeepalive).
 local helper = require "spec.helper"
 local net = require "spec.support.net"
