@@ -313,6 +313,38 @@ cs_until_flush(cs_until_t *u, cs_buf_t *out)
 
 
 int
+cs_until_unread(cs_until_t *u, cs_buf_t *in)
+{
+    size_t np = u->pend_end - u->pend_start, n = np + u->q;
+    cs_buf_t t;
+
+    if (n == 0) {
+        return CS_OK;
+    }
+    if (in->data != NULL && in->start >= n) {   /* room in front */
+        in->start -= n;
+        memcpy(in->data + in->start, u->pat + u->pend_start, np);
+        memcpy(in->data + in->start + np, u->pat, u->q);
+    } else {
+        cs_buf_init(&t);
+        if (cs_buf_append(&t, u->pat + u->pend_start, np) != CS_OK
+            || cs_buf_append(&t, u->pat, u->q) != CS_OK
+            || cs_buf_append(&t, cs_buf_ptr(in), cs_buf_len(in)) != CS_OK)
+        {
+            cs_buf_free(&t);
+            return CS_ERROR;
+        }
+        cs_buf_free(in);
+        *in = t;
+    }
+    u->q = 0;
+    u->pend_start = 0;
+    u->pend_end = 0;
+    return CS_OK;
+}
+
+
+int
 cs_until_at_boundary(const cs_until_t *u)
 {
     return u->boundary;

@@ -71,9 +71,11 @@
  *   table, and never loses or duplicates a byte whatever the chunking.
  *
  * - On a timeout OpenResty keeps the partial match in cp->state and leaves
- *   those bytes out of `partial`. Here the caller chooses: cs_until_flush
- *   appends the held bytes to `partial` (nothing is lost) and forgets them;
- *   cs_until_reset forgets them.
+ *   those bytes out of `partial`; when another reader of the socket starts,
+ *   they go back to the front of its buffer (read_prepare). Here the
+ *   caller chooses: the held bytes stay in the cs_until_t (the same
+ *   iterator goes on), cs_until_unread puts them back into `in`,
+ *   cs_until_flush appends them to `partial`, cs_until_reset forgets them.
  *
  * Differences on purpose (corosched): without a size, maxline > 0 bounds the
  * data (CS_LIMIT, "line too long"); the pattern appended by `inclusive`
@@ -203,6 +205,14 @@ int cs_until_flush(cs_until_t *u, cs_buf_t *out);
  */
 int cs_until_run(cs_until_t *u, cs_buf_t *in, cs_buf_t *out, size_t size,
     size_t maxline);
+
+/*
+ * Puts the held bytes back at the front of in (another reader of the same
+ * stream takes over: OpenResty's ngx_http_lua_socket_tcp_read_prepare) and
+ * forgets them; a boundary just hit is kept. CS_OK, or CS_ERROR (ENOMEM;
+ * nothing changed).
+ */
+int cs_until_unread(cs_until_t *u, cs_buf_t *in);
 
 /* whether the last cs_until_run with size > 0 hit the boundary */
 int cs_until_at_boundary(const cs_until_t *u);

@@ -44,6 +44,7 @@ typedef struct cs_tcp_s {
     size_t rwant;       /* byte count, or receiveany's max */
     size_t rusize;
     cs_until_t *ru;     /* the receiveuntil iterator in progress */
+    cs_until_t *hold;   /* the last iterator that read: it may hold bytes */
     struct cs_pool_s *slot; /* the pool counting this connection */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
@@ -155,6 +156,16 @@ cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 }
 
 
+/* the bytes a receiveuntil iterator holds belong to this connection only */
+static void
+cs_tcp_drop_hold(cs_tcp_t *u)
+{
+    if (u->hold != NULL)
+        cs_until_reset(u->hold);
+    u->hold = NULL;
+}
+
+
 static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
@@ -169,6 +180,7 @@ cs_tcp_close_conn(cs_tcp_t *u)
     u->tpio = NULL;
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);
+    cs_tcp_drop_hold(u);
     u->reused = 0;
 }
 
@@ -217,7 +229,10 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
 {
     lua_pushnil(L);
     lua_pushstring(L, err);
-    if (u->rmode == CS_RX_UNTIL && u->ru != NULL)
+    /* after a timeout the iterator keeps its partial match (OpenResty) and
+     * goes on with it; other errors end the stream: nothing is lost */
+    if (u->rmode == CS_RX_UNTIL && u->ru != NULL
+        && strcmp(err, "timeout") != 0)
         cs_until_flush(u->ru, &u->out);
     lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
                     cs_buf_len(&u->out));
@@ -464,8 +479,15 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 {
+    cs_until_t *reader = mode == CS_RX_UNTIL ? u->ru : NULL;
+
     cs_buf_reset(&u->out);
     u->rmode = mode;
+    /* another reader: the bytes the last iterator held are its input */
+    if (u->hold != NULL && u->hold != reader
+        && cs_until_unread(u->hold, &u->in) != CS_OK)
+        return cs_tcp_rx_fail(L, u, "no memory", 1);
+    u->hold = reader;
     return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
 }
 
@@ -546,10 +568,27 @@ cs_tcp_receiveany(lua_State *L)
 }
 
 
+/* the userdata of a receiveuntil iterator's matcher */
+typedef struct cs_tcp_until_s {
+    cs_until_t m;       /* first */
+    cs_tcp_t *sock;     /* the iterator's socket (its upvalue too) */
+} cs_tcp_until_t;
+
+
 static int
 cs_until__gc(lua_State *L)
 {
-    cs_until_free(lua_touserdata(L, 1));
+    cs_tcp_until_t *w = lua_touserdata(L, 1);
+
+    /* the socket's memory outlives this: it is an upvalue of the same
+     * iterator, freed after this finalizer at the earliest. What the
+     * iterator held goes back to the socket (if it fails, it is lost). */
+    if (w->sock != NULL && w->sock->hold == &w->m) {
+        if (w->sock->s.fd >= 0)
+            (void) cs_until_unread(&w->m, &w->sock->in);
+        w->sock->hold = NULL;
+    }
+    cs_until_free(&w->m);
     return 0;
 }
 
@@ -559,7 +598,8 @@ static int
 cs_tcp_until_iter(lua_State *L)
 {
     cs_tcp_t *u = lua_touserdata(L, lua_upvalueindex(2));
-    cs_until_t *m = lua_touserdata(L, lua_upvalueindex(3));
+    cs_until_t *m = &((cs_tcp_until_t *) lua_touserdata(L,
+                                               lua_upvalueindex(3)))->m;
     lua_Integer size = luaL_optinteger(L, 1, 0);
     int nret;
 
@@ -580,9 +620,9 @@ cs_tcp_receiveuntil(lua_State *L)
     size_t len;
     const char *pat;
     int inclusive = 0;
-    cs_until_t *m;
+    cs_tcp_until_t *w;
+    cs_tcp_t *u = cs_tcp_check(L);
 
-    cs_tcp_check(L);
     pat = luaL_checklstring(L, 2, &len);
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
@@ -600,10 +640,11 @@ cs_tcp_receiveuntil(lua_State *L)
 
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_pushvalue(L, 1);
-    m = lua_newuserdatauv(L, sizeof(cs_until_t), 0);
-    memset(m, 0, sizeof(*m));
-    if (cs_until_init(m, pat, len, inclusive) != CS_OK)
+    w = lua_newuserdatauv(L, sizeof(cs_tcp_until_t), 0);
+    memset(w, 0, sizeof(*w));
+    if (cs_until_init(&w->m, pat, len, inclusive) != CS_OK)
         return luaL_error(L, "not enough memory");
+    w->sock = u;
     luaL_setmetatable(L, CS_UNTIL_MT);
     lua_pushcclosure(L, cs_tcp_until_iter, 3);
     return 1;
@@ -1385,6 +1426,7 @@ cs_tcp_setkeepalive(lua_State *L)
 
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);
+    cs_tcp_drop_hold(u);
     u->reused = 0;
     lua_pushinteger(L, 1);
     return 1;

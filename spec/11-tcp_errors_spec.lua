@@ -41,18 +41,61 @@ describe("tcp timeouts", function()
     end)
   end)
 
-  it("read: receiveuntil gives the bytes of a partial match back in "
-     .. "partial, and the search goes on afterwards", function()
+  -- OpenResty: the iterator keeps a partial match over a timeout (it is
+  -- left out of partial) and goes on with it; another reader gets those
+  -- bytes back (ngx_http_lua_socket_tcp_read_prepare)
+  it("read: receiveuntil keeps a partial match over a timeout, and the "
+     .. "search goes on afterwards", function()
     net.run(function()
       local c, s = net.pair()
       c:settimeout(50)
       local r = c:receiveuntil("--")
       assert(s:send("xy-"))
-      assert.same({ nil, "timeout", "xy-" }, { r() })
+      assert.same({ nil, "timeout", "xy" }, { r() }) -- "-" may start "--"
       assert(s:send("-z--w"))
-      assert.equal("-z", r())
+      assert.equal("", r()) -- the held "-" and this "-" are the pattern
+      assert.equal("z", r())
       assert.same({ nil, "timeout", "w" }, { r(10) })
+      assert(s:send("abc-"))
+      assert.same({ nil, "timeout", "abc" }, { r() })
+      assert.equal("-", c:receive(1)) -- another reader: "-" is its input
+      assert(s:send("-q--"))
+      assert.equal("-q", r()) -- the first "-" went to receive(1)
       c:close(); s:close()
+    end)
+  end)
+
+  it("read: bytes a receiveuntil iterator holds belong to the connection; "
+     .. "a collected iterator gives them back", function()
+    net.run(function()
+      local c, s = net.pair()
+      c:settimeout(50)
+      local r = c:receiveuntil("--")
+      assert(s:send("ab-"))
+      assert.same({ nil, "timeout", "ab" }, { r() })
+      c:close(); s:close()
+      -- reconnected: the "-" held for the old connection is gone
+      local srv = assert(cs.socket.listen("127.0.0.1", 0))
+      local _, port = srv:getsockname()
+      spawn(function()
+        local a = srv:accept()
+        a:send("cd--")
+        a:close()
+      end)
+      assert(c:connect("127.0.0.1", port))
+      assert.equal("cd", r())
+      c:close(); srv:close()
+      -- an iterator collected while it holds bytes
+      local c2, s2 = net.pair()
+      c2:settimeout(50)
+      local r2 = c2:receiveuntil("--")
+      assert(s2:send("ef-"))
+      assert.same({ nil, "timeout", "ef" }, { r2() })
+      r2 = nil -- luacheck: ignore
+      collectgarbage(); collectgarbage()
+      assert(s2:send("g"))
+      assert.equal("-g", c2:receive(2)) -- the held "-" went back
+      c2:close(); s2:close()
     end)
   end)
 
