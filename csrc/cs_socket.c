@@ -107,7 +107,7 @@ cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
 
 /* the parked thread was killed: the operation is cancelled and, as the
  * contract says, the socket closed */
-static void
+void
 cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
     cs_sock_t *s = th->data;
@@ -125,6 +125,16 @@ int
 cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
              int timeout_ms, const char *on, lua_KContext ctx,
              lua_KFunction k)
+{
+    return cs_sock_park_with(L, s, th, what, timeout_ms, on, cs_sock_cleanup,
+                             ctx, k);
+}
+
+
+int
+cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
+                  int timeout_ms, const char *on, cs_cleanup_pt cleanup,
+                  lua_KContext ctx, lua_KFunction k)
 {
     cs_sched_t *S = s->S;
     struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
@@ -183,7 +193,7 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
         s->reader = th;
     else
         s->writer = th;
-    return cs_sched_park_io(S, L, th, on, cs_sock_cleanup, s, ctx, k);
+    return cs_sched_park_io(S, L, th, on, cleanup, s, ctx, k);
 }
 
 
@@ -399,7 +409,7 @@ cs_dns_start(cs_sched_t *S, lua_State *L, const char *host, int family,
 
 
 /* killed while waiting for the answer */
-static void
+void
 cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
     cs_dns_t *q = th->data;
@@ -447,8 +457,17 @@ int
 cs_dns_park(lua_State *L, cs_dns_t *q, cs_thread_t *th, lua_KContext ctx,
             lua_KFunction k)
 {
+    return cs_dns_park_with(L, q, th, cs_dns_cleanup, q, ctx, k);
+}
+
+
+int
+cs_dns_park_with(lua_State *L, cs_dns_t *q, cs_thread_t *th,
+                 cs_cleanup_pt cleanup, void *data, lua_KContext ctx,
+                 lua_KFunction k)
+{
     q->th = th;
-    return cs_sched_park_io(q->S, L, th, "dns", cs_dns_cleanup, q, ctx, k);
+    return cs_sched_park_io(q->S, L, th, "dns", cleanup, data, ctx, k);
 }
 
 

@@ -59,6 +59,15 @@ int cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
                  int timeout_ms, const char *on, lua_KContext ctx,
                  lua_KFunction k);
 
+/* the same, but a kill of th runs cleanup (with th->data == s), which
+ * must call cs_sock_cleanup, the default: the operation is cancelled and
+ * the socket closed */
+int cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th,
+                      short what, int timeout_ms, const char *on,
+                      cs_cleanup_pt cleanup, lua_KContext ctx,
+                      lua_KFunction k);
+void cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th);
+
 /* wakes parked threads with "closed", frees the events, closes the fd */
 void cs_sock_close(cs_sock_t *s);
 
@@ -88,6 +97,12 @@ int cs_dns_start(cs_sched_t *S, lua_State *L, const char *host, int family,
                  cs_dns_t **out);
 int cs_dns_park(lua_State *L, cs_dns_t *q, cs_thread_t *th, lua_KContext ctx,
                 lua_KFunction k);
+/* the same, but a kill of th runs cleanup (with th->data == data), which
+ * must set th->data = q and call cs_dns_cleanup, the default */
+int cs_dns_park_with(lua_State *L, cs_dns_t *q, cs_thread_t *th,
+                     cs_cleanup_pt cleanup, void *data, lua_KContext ctx,
+                     lua_KFunction k);
+void cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th);
 /* after CS_OK or the wake-up: the addresses (port 0) or an error message;
  * frees q. Returns the number of addresses, 0 with *err set on failure. */
 int cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,

@@ -117,6 +117,21 @@ cs_tcp_check(lua_State *L)
 }
 
 
+/* a number as LuaJIT's lua_tointeger makes it an int: truncated (NaN 0),
+ * here clamped to the int range */
+static int
+cs_tcp_toint(lua_Number d)
+{
+    if (!(d == d))
+        return 0;
+    if (d >= 2147483647.0)
+        return 2147483647;
+    if (d <= -2147483648.0)
+        return -2147483647 - 1;
+    return (int) d;
+}
+
+
 static int
 cs_tcp_timeout(const cs_tcp_t *u, int which)
 {
@@ -1044,6 +1059,32 @@ cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
 
 /* {====== connect ====== */
 
+/*
+ * A connect killed while it waits for the peer or for the name: as any
+ * kill, the operation is cancelled and the socket closed, and the pool
+ * slot it holds (backlog mode) goes to the next waiting connect at once
+ * (OpenResty: ngx_http_lua_coctx_cleanup, ngx_http_lua_tcp_resolve_cleanup).
+ */
+static void
+cs_tcp_connect_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_tcp_t *u = th->data; /* &u->s, its first member */
+
+    cs_sock_cleanup(S, th);
+    cs_tcp_close_conn(u);
+}
+
+
+static void
+cs_tcp_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_tcp_t *u = th->data;
+
+    th->data = u->dns;
+    cs_dns_cleanup(S, th);
+    cs_tcp_close_conn(u);
+}
+
 static int cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx);
 static int cs_tcp_connect_dns_k(lua_State *L, int status, lua_KContext ctx);
 
@@ -1065,8 +1106,10 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
     }
     if (rc == CS_AGAIN) {
         u->wconnect = 1;
-        return cs_sock_park(L, &u->s, th, EV_WRITE, cs_tcp_timeout(u, 0),
-                            "socket connect", 0, cs_tcp_connect_k);
+        return cs_sock_park_with(L, &u->s, th, EV_WRITE,
+                                 cs_tcp_timeout(u, 0), "socket connect",
+                                 cs_tcp_connect_cleanup, 0,
+                                 cs_tcp_connect_k);
     }
     e = errno;
     cs_tcp_close_conn(u);
@@ -1167,30 +1210,34 @@ cs_tcp_connect(lua_State *L)
         lua_replace(L, 3);
     }
 
-    if (opts) {
+    if (opts) { /* OpenResty's checks and messages */
         lua_getfield(L, opts, "pool_size");
-        if (!lua_isnil(L, -1)) {
-            lua_Integer ps = luaL_checkinteger(L, -1);
+        if (lua_isnumber(L, -1)) {
+            int ps = cs_tcp_toint(lua_tonumber(L, -1));
             if (ps <= 0)
-                return luaL_error(L, "bad \"pool_size\" option value: %d",
-                                  (int) ps);
-            pool_size = ps > 1000000 ? 1000000 : (int) ps;
+                return luaL_argerror(L, opts, lua_pushfstring(L,
+                    "bad \"pool_size\" option value: %d", ps));
+            pool_size = ps > 1000000 ? 1000000 : ps;
+        } else if (!lua_isnil(L, -1)) {
+            return luaL_argerror(L, opts, lua_pushfstring(L,
+                "bad \"pool_size\" option type: %s", luaL_typename(L, -1)));
         }
         lua_pop(L, 1);
-        lua_getfield(L, opts, "backlog");
-        if (!lua_isnil(L, -1)) {
-            lua_Integer b = luaL_checkinteger(L, -1);
+        lua_getfield(L, opts, "backlog"); /* not a number: ignored */
+        if (lua_isnumber(L, -1)) {
+            int b = cs_tcp_toint(lua_tonumber(L, -1));
             if (b < 0)
-                return luaL_error(L, "bad \"backlog\" option value");
-            backlog = b > 1000000 ? 1000000 : (int) b;
+                return luaL_argerror(L, opts, lua_pushfstring(L,
+                    "bad \"backlog\" option value: %d", b));
+            backlog = b > 1000000 ? 1000000 : b;
         }
         lua_pop(L, 1);
         lua_getfield(L, opts, "pool");
         if (lua_type(L, -1) == LUA_TNUMBER) /* as OpenResty: its text */
             (void) lua_tolstring(L, -1, NULL);
         else if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
-            return luaL_error(L, "bad \"pool\" option type: %s",
-                              luaL_typename(L, -1));
+            return luaL_argerror(L, opts, lua_pushfstring(L,
+                "bad \"pool\" option type: %s", luaL_typename(L, -1)));
     } else {
         lua_pushnil(L);
     }
@@ -1294,16 +1341,18 @@ cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
     u->reused = 0;
     if (cs_net_parse_addr(&addr, host, hlen, port) == CS_OK)
         return cs_tcp_connect_start(L, u, th, &addr);
-    if (errno != ENOENT || strlen(host) != hlen) {
+    if (errno != ENOENT || strlen(host) != hlen || hlen == 0) {
         cs_tcp_close_conn(u); /* gives a pool slot back */
         return cs_sock_fail(L, lua_pushfstring(L, "failed to parse host "
-                                                  "name \"%s\"",
-                                               host));
+                                                  "name \"%s\"%s",
+                                               host, hlen == 0
+                                                     ? ": no host" : ""));
     }
     if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
         return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
     cs_dns_set_owner(q, &u->dns); /* connecting while u->dns != NULL */
-    return cs_dns_park(L, q, th, (lua_KContext) q, cs_tcp_connect_dns_k);
+    return cs_dns_park_with(L, q, th, cs_tcp_dns_cleanup, u, (lua_KContext) q,
+                            cs_tcp_connect_dns_k);
 }
 
 /* }====== */
@@ -1354,13 +1403,15 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_pool_t *p;
     cs_pitem_t *it;
     struct timeval tv;
-    int nret, state = CS_OK;
+    int nret, state = CS_OK, n = lua_gettop(L);
 
+    if (n > 3)
+        return luaL_error(L, "expecting 1 to 3 arguments (including the "
+                             "object), but got %d", n);
     timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
     size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
     luaL_argcheck(L, timeout >= 0 && timeout <= 0x7fffffff, 2,
                   "bad timeout value");
-    luaL_argcheck(L, size > 0 && size <= 1000000, 3, "bad pool size");
     /* the peer has closed (or reset): "closed" before anything else, and
      * the socket stays as it is (OpenResty, lua-nginx-module 0.10.21+:
      * read eof or pending_eof, which epoll sets as soon as the FIN is in,
@@ -1387,7 +1438,15 @@ cs_tcp_setkeepalive(lua_State *L)
     }
 
     lua_getiuservalue(L, 1, 1);
-    p = cs_pool_get(L, S, -1, u->pool_size ? u->pool_size : (int) size);
+    p = cs_pool_get(L, S, -1, 0);
+    if (p == NULL) { /* a new pool: its size is checked (OpenResty) */
+        if (u->pool_size > 0)
+            size = u->pool_size;
+        if (size <= 0)
+            return luaL_argerror(L, n, lua_pushfstring(L,
+                "bad \"pool_size\" option value: %d", (int) size));
+        p = cs_pool_get(L, S, -1, size > 1000000 ? 1000000 : (int) size);
+    }
     lua_pop(L, 1);
     it = calloc(1, sizeof(*it));
     if (it == NULL)

@@ -411,7 +411,7 @@ describe("tcp connection pool", function()
       local c, s = net.pair()
       assert.has_error(function() c:setkeepalive(-1) end)
       assert.error_matches(function() c:setkeepalive(10, 0) end,
-                           "bad pool size")
+                           "bad \"pool_size\" option value: 0", nil, true)
       assert.has_error(function() c:setkeepalive("x") end)
       c:close(); s:close()
     end)

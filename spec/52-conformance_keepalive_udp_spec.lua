@@ -441,8 +441,6 @@ done
 
   it("068 TEST 10: setkeepalive() 'pool_size' should be greater than "
      .. "zero", function()
-    pending("DIVERGENCE: setkeepalive(0, 0) raises \"bad argument #3 to "
-            .. "'?' (bad pool size)\"")
     run(function(ngx, out)
       local port, _, stop = server(memcached)
       local sock, err = ngx.socket.connect("127.0.0.1", port)
@@ -639,8 +637,6 @@ received response of 104 bytes
   end)
 
   it("068 TEST 21: (bad) table pool option value", function()
-    pending("DIVERGENCE: connect's bad \"pool\" option raises without "
-            .. "\"bad argument #3 to 'connect' (...)\" around it")
     run(function(ngx, out)
       local port, _, stop = server(memcached)
       local err = raised(go_pool, ngx, out, port, {})
@@ -654,8 +650,6 @@ received response of 104 bytes
   end)
 
   it("068 TEST 22: (bad) boolean pool option value", function()
-    pending("DIVERGENCE: connect's bad \"pool\" option raises without "
-            .. "\"bad argument #3 to 'connect' (...)\" around it")
     run(function(ngx, out)
       local port, _, stop = server(memcached)
       local err = raised(go_pool, ngx, out, port, true)
@@ -716,9 +710,6 @@ done
 
   it("068 TEST 26: conn queuing: connect() verifies the options for "
      .. "connection pool", function()
-    pending("DIVERGENCE: bad pool_size/backlog options raise other "
-            .. "messages (\"bad argument #-2 to 'connect' (number "
-            .. "expected, got string)\", no \": -1\")")
     run(function(ngx, out)
       local port, _, stop = server(memcached)
       local sock = ngx.socket.tcp()
@@ -1152,8 +1143,6 @@ all uthreads ok
 
   it("068 TEST 44: conn queuing: resume next connect operation if "
      .. "resumed connect failed immediately", function()
-    pending("DIVERGENCE: connect(\"\", port) says 'failed to parse host "
-            .. "name \"\"' without \": no host\"")
     run(function(ngx, out)
       local port, _, stop = server(memcached)
       local opts = { pool = "068-44 test", pool_size = 1, backlog = 2 }
@@ -1237,8 +1226,6 @@ all uthreads ok
 
   it("068 TEST 49: conn queuing: resume connect operation if resumed "
      .. "connect failed (uthread killed while resolving)", function()
-    pending("DIVERGENCE: a thread killed in a backlog pool's connect "
-            .. "keeps its slot until its socket is collected")
     run(function(ngx)
       local port, _, stop = server(memcached)
       local opts = { pool = "068-49 test", pool_size = 1, backlog = 1 }
