@@ -65,6 +65,8 @@ struct cs_sched_s {
     int nspare;
     struct evdns_base *dns; /* the resolver, created on first use */
     int pools_ref;         /* connection pools: key -> pool userdata */
+    int npools;            /* entries in it (since the last sweep) */
+    int pools_sweep;       /* sweep the unused ones at this many */
 };
 
 /* [-0, +0, v] the running thread if L may park here, else raises an error

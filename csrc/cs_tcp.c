@@ -46,6 +46,7 @@ typedef struct cs_tcp_s {
     cs_until_t *ru;     /* the receiveuntil iterator in progress */
     cs_until_t *hold;   /* the last iterator that read: it may hold bytes */
     struct cs_pool_s *slot; /* the pool counting this connection */
+    struct cs_pool_s *member; /* the pool it was taken from */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     int reused;         /* getreusedtimes() */
@@ -81,6 +82,8 @@ typedef struct cs_pool_s {
     int total;          /* counted connections (backlog mode) */
     int nwaiting;
     cs_link_t waiters;  /* threads parked in connect for a slot */
+    int nhanded;        /* idle connections handed to a waiting connect */
+    int nmember;        /* connections taken from it, still open */
 } cs_pool_t;
 
 typedef struct cs_pitem_s {
@@ -181,6 +184,17 @@ cs_tcp_drop_hold(cs_tcp_t *u)
 }
 
 
+/* a connection taken from a pool keeps it alive until it closes or goes
+ * back (OpenResty counts it in the pool's connections) */
+static void
+cs_tcp_leave_pool(cs_tcp_t *u)
+{
+    if (u->member != NULL)
+        u->member->nmember--;
+    u->member = NULL;
+}
+
+
 static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
@@ -189,6 +203,7 @@ cs_tcp_close_conn(cs_tcp_t *u)
     u->slot = NULL;
     if (slot != NULL)
         cs_pool_release(slot);
+    cs_tcp_leave_pool(u);
     cs_sock_close(&u->s);
     u->tp->free(u->tpio);
     u->tp = &cs_transport_plain;
@@ -912,8 +927,11 @@ cs_pool_release(cs_pool_t *p)
 static void
 cs_pool_unhand(cs_sched_t *S, cs_thread_t *th)
 {
+    cs_pitem_t *it = th->data;
+
     (void) S;
-    cs_pool_item_drop(th->data, 1);
+    it->pool->nhanded--;
+    cs_pool_item_drop(it, 1);
 }
 
 
@@ -930,6 +948,7 @@ cs_pool_hand(cs_pool_t *p)
         cs_link_remove(&th->q);
         p->nwaiting--;
         cs_pool_item_unlink(it);
+        p->nhanded++;
         cs_sched_wake(p->S, th, CS_POOL_HANDED);
         th->cleanup = cs_pool_unhand; /* until it runs */
         th->data = it;
@@ -988,7 +1007,46 @@ cs_pool__gc(lua_State *L)
 }
 
 
-/* [-0, +0, m] the pool of key at idx, created with size if missing */
+/*
+ * Nothing refers to p: no idle, counted, waiting or handed connection.
+ * OpenResty frees a pool when its last connection goes; such a pool is as
+ * good as gone here: the next one to use its key gives it its size, and
+ * the sweep drops it.
+ */
+static int
+cs_pool_unused(const cs_pool_t *p)
+{
+    return p->nidle == 0 && p->total == 0 && p->nwaiting == 0
+           && p->nhanded == 0 && p->nmember == 0;
+}
+
+
+/* [-0, +0, -] drops the unused pools from the pools table at t */
+static void
+cs_pool_sweep(lua_State *L, cs_sched_t *S, int t)
+{
+    int live = 0;
+
+    lua_pushnil(L);
+    while (lua_next(L, t) != 0) {
+        const cs_pool_t *p = lua_touserdata(L, -1);
+
+        lua_pop(L, 1);
+        if (cs_pool_unused(p)) { /* clearing a field is allowed here */
+            lua_pushvalue(L, -1);
+            lua_pushnil(L);
+            lua_rawset(L, t);
+        } else {
+            live++;
+        }
+    }
+    S->npools = live;
+    S->pools_sweep = live > 32 ? 2 * live : 64;
+}
+
+
+/* [-0, +0, m] the pool of key at idx, created with size if missing (or
+ * given size if unused); size 0: only looks it up */
 static cs_pool_t *
 cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
 {
@@ -1000,6 +1058,8 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
     if (lua_rawget(L, -2) != LUA_TNIL) {
         p = lua_touserdata(L, -1);
         lua_pop(L, 2);
+        if (size > 0 && cs_pool_unused(p))
+            p->size = size;
         return p;
     }
     lua_pop(L, 1);
@@ -1007,6 +1067,9 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
         lua_pop(L, 1);
         return NULL;
     }
+    if (S->npools >= S->pools_sweep) /* their number doubled */
+        cs_pool_sweep(L, S, lua_gettop(L));
+    S->npools++;
     p = lua_newuserdatauv(L, sizeof(cs_pool_t), 0);
     memset(p, 0, sizeof(*p));
     p->S = S;
@@ -1036,6 +1099,8 @@ cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
     u->s.S->nsockets--; /* cs_sock_attach counts it again */
     cs_sock_attach(&u->s, u->s.S, fd);
     u->reused = reused;
+    u->member = p;
+    p->nmember++;
 }
 
 
@@ -1317,6 +1382,7 @@ cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
     if (th->wake == CS_WAKE_TIMEOUT)
         return cs_sock_fail(L, "timeout");
     if (th->wake == CS_POOL_HANDED) {
+        ((cs_pool_t *) ctx)->nhanded--;
         cs_pool_adopt(u, (cs_pool_t *) ctx, th->data);
         lua_pushinteger(L, 1);
         return 1;
@@ -1439,7 +1505,8 @@ cs_tcp_setkeepalive(lua_State *L)
 
     lua_getiuservalue(L, 1, 1);
     p = cs_pool_get(L, S, -1, 0);
-    if (p == NULL) { /* a new pool: its size is checked (OpenResty) */
+    if (p == NULL || cs_pool_unused(p)) { /* a new pool: its size is
+                                           * checked (OpenResty) */
         if (u->pool_size > 0)
             size = u->pool_size;
         if (size <= 0)
@@ -1486,6 +1553,7 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);
     cs_tcp_drop_hold(u);
+    cs_tcp_leave_pool(u); /* after its pool was chosen: it kept it alive */
     u->reused = 0;
     lua_pushinteger(L, 1);
     return 1;

@@ -231,6 +231,73 @@ describe("tcp connection pool", function()
     end)
   end)
 
+  -- OpenResty frees a pool when its last connection goes (068 TEST 2): a
+  -- pool made again takes the new size; one connection taken from it, still
+  -- open, keeps it (068 TEST 27)
+  it("a pool with no connection left is made anew: its new size counts",
+     function()
+    net.run(function()
+      local port, stop = id_server()
+      local opts = { pool = "anew" }
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", port, opts))
+      assert.equal(1, s:setkeepalive(0, 1))
+      assert(s:connect("127.0.0.1", port, opts)) -- taken: keeps the pool
+      local t = cs.socket.tcp()
+      assert(t:connect("127.0.0.1", port, opts))
+      assert.equal(1, t:setkeepalive(0, 5)) -- size 1 still
+      assert.equal(1, s:setkeepalive(0, 5)) -- evicts t's
+      assert.equal(1, drain("127.0.0.1", port, opts))
+      -- nothing left: size 3 now
+      local socks = {}
+      for i = 1, 3 do
+        socks[i] = cs.socket.tcp()
+        assert(socks[i]:connect("127.0.0.1", port, opts))
+      end
+      for i = 1, 3 do assert.equal(1, socks[i]:setkeepalive(0, 3)) end
+      assert.equal(3, drain("127.0.0.1", port, opts))
+      stop()
+    end)
+  end)
+
+  it("pools of keys no longer used do not pile up", function()
+    net.run(function()
+      local srv, port = net.listen()
+      local server = spawn(function() -- one connection at a time, no thread
+        while true do
+          local c = srv:accept()
+          if not c then return end
+          c:receive() -- until the client closes
+          c:close()
+        end
+      end)
+      local n = 500
+      local function churn(first)
+        for i = first, first + n - 1 do
+          local s = cs.socket.tcp()
+          local opts = { pool = "key" .. i }
+          assert(s:connect("127.0.0.1", port, opts))
+          assert.equal(1, s:setkeepalive())
+          assert(s:connect("127.0.0.1", port, opts)) -- from the pool
+          assert.equal(1, s:getreusedtimes())
+          s:close()
+          cs.sleep(0) -- the server closes its side
+        end
+        cs.sleep(0.01)
+        collectgarbage()
+        collectgarbage()
+        return collectgarbage("count")
+      end
+      local base = churn(1)
+      local after = churn(n + 1)
+      -- without the sweep every key keeps a pool: > 100 bytes each
+      assert.is_true(after - base < n * 40 / 1024,
+                     ("%.1f KiB more for %d keys"):format(after - base, n))
+      srv:close()
+      wait(server)
+    end)
+  end)
+
   it("closes an idle connection after the idle timeout", function()
     net.run(function()
       local log = {}

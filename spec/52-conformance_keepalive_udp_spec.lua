@@ -331,8 +331,6 @@ received: OK
   it("068 TEST 2: free up the whole connection pool if no active "
      .. "connections (the pool is freed: a new one takes a new size)",
      function()
-    pending("DIVERGENCE: a pool is never freed; the size it was created "
-            .. "with stays after its last connection is gone")
     run(function(ngx)
       local port, _, stop = server(memcached)
       local opts = { pool = "068-2", pool_size = 1 }
