@@ -58,6 +58,7 @@ typedef struct cs_tcp_s {
     unsigned char err_closed; /* an I/O error closed it: close() says 1 */
     unsigned char aborted;    /* close() while the name was resolving */
     unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
+    unsigned char created;    /* connect was called, or accept made it */
 } cs_tcp_t;
 
 typedef struct cs_server_s {
@@ -1333,6 +1334,7 @@ cs_tcp_connect(lua_State *L)
      * connection (buffered input of one closed by a kill) carries over */
     cs_tcp_close_conn(u);
     u->pooled = 1;
+    u->created = 1;
     u->err_closed = 0;
     u->eof = 0;
     u->aborted = 0;
@@ -1609,10 +1611,15 @@ cs_tcp_settimeouts(lua_State *L)
 }
 
 
-/* the option name at 2 (as text), or pushes nil, err: NULL */
+/* the option name at 2 (as text), or pushes nil, err: NULL. Raises, as
+ * lua-resty-core does before anything else, on a socket connect was never
+ * called on (our own "maxline" excepted) */
 static const char *
-cs_tcp_option_name(lua_State *L)
+cs_tcp_option_name(lua_State *L, const cs_tcp_t *u)
 {
+    if (!u->created && !(lua_type(L, 2) == LUA_TSTRING
+                         && strcmp(lua_tostring(L, 2), "maxline") == 0))
+        luaL_error(L, "socket is never created nor connected");
     if (lua_isnoneornil(L, 2)) {
         cs_sock_fail(L, "missing the \"option\" argument");
         return NULL;
@@ -1632,7 +1639,7 @@ cs_tcp_setoption(lua_State *L)
     int v, rc;
 
     lua_settop(L, 3);
-    if ((name = cs_tcp_option_name(L)) == NULL)
+    if ((name = cs_tcp_option_name(L, u)) == NULL)
         return 2;
     if (lua_isnil(L, 3))
         return cs_sock_fail(L, "missing the \"value\" argument");
@@ -1645,11 +1652,11 @@ cs_tcp_setoption(lua_State *L)
     }
     if (lua_isboolean(L, 3)) {
         v = lua_toboolean(L, 3);
-    } else {
-        m = luaL_checkinteger(L, 3);
-        luaL_argcheck(L, m >= -0x7fffffff && m <= 0x7fffffff, 3,
+    } else { /* an FFI int in lua-resty-core: a float is truncated */
+        lua_Number d = luaL_checknumber(L, 3);
+        luaL_argcheck(L, d > -2147483648.0 && d < 2147483648.0, 3,
                       "value out of range");
-        v = (int) m;
+        v = (int) d;
     }
     rc = cs_net_setoption(u->s.fd, name, v); /* checks the name first */
     if (rc == CS_LIMIT)
@@ -1657,8 +1664,8 @@ cs_tcp_setoption(lua_State *L)
                                                name));
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
-    if (rc != CS_OK)
-        return cs_sock_fail(L, cs_net_strerror(errno));
+    if (rc != CS_OK) /* the system's text as it is (ngx_strerror) */
+        return cs_sock_fail(L, strerror(errno));
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -1673,7 +1680,7 @@ cs_tcp_getoption(lua_State *L)
     int v = 0, rc;
 
     lua_settop(L, 2);
-    if ((name = cs_tcp_option_name(L)) == NULL)
+    if ((name = cs_tcp_option_name(L, u)) == NULL)
         return 2;
     if (strcmp(name, "maxline") == 0) {
         lua_pushinteger(L, (lua_Integer) u->maxline);
@@ -1686,7 +1693,7 @@ cs_tcp_getoption(lua_State *L)
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
     if (rc != CS_OK)
-        return cs_sock_fail(L, cs_net_strerror(errno));
+        return cs_sock_fail(L, strerror(errno));
     lua_pushinteger(L, v);
     return 1;
 }
@@ -1841,6 +1848,7 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
         return cs_sock_fail(L, cs_net_strerror(errno));
     }
     cs_sock_attach(&u->s, sv->s.S, fd);
+    u->created = 1;
     lua_settop(L, 2);
     return 1;
 }

@@ -802,9 +802,27 @@ describe("tcp:setoption / getoption", function()
 
   it("on a closed socket: nil, \"closed\"", function()
     net.run(function()
-      local c = cs.socket.tcp()
+      local c, s = net.pair()
+      c:close(); s:close()
       assert.same({ nil, "closed" }, { c:setoption("keepalive", true) })
       assert.same({ nil, "closed" }, { c:getoption("keepalive") })
+      -- a failed connect made it too (lua-resty-core: cosocket[1] is set)
+      local f = cs.socket.tcp()
+      assert.is_nil(f:connect("127.0.0.1", 1))
+      assert.same({ nil, "closed" }, { f:setoption("keepalive", true) })
+    end)
+  end)
+
+  it("raises on a socket connect was never called on (lua-resty-core); "
+     .. "maxline, ours, is allowed", function()
+    net.run(function()
+      local c = cs.socket.tcp()
+      assert.error_matches(function() c:setoption("keepalive", true) end,
+                           "socket is never created nor connected")
+      assert.error_matches(function() c:getoption("keepalive") end,
+                           "socket is never created nor connected")
+      assert.is_true(c:setoption("maxline", 10))
+      assert.equal(10, c:getoption("maxline"))
     end)
   end)
 end)

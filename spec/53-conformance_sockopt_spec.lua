@@ -255,9 +255,6 @@ describe("lua-resty-core t/socket-tcp-setoption.t", function()
   end)
 
   it("setoption TEST 3: getoption before calling connect", function()
-    pending("DIVERGENCE: setoption on a socket never connected returns "
-            .. "nil, \"closed\" instead of raising \"socket is never "
-            .. "created nor connected\"")
     run(function(ngx, out)
       local fds = helper.fds()
       local sock = ngx.socket.tcp()
@@ -349,9 +346,6 @@ describe("lua-resty-core t/socket-tcp-setoption.t", function()
 
   it("setoption TEST 15: strerr (the text as nginx's ngx_strerror gives "
      .. "it)", function()
-    pending("DIVERGENCE: a failed setsockopt/getsockopt gives strerror() "
-            .. "lowercased (\"operation not supported\"); OpenResty gives "
-            .. "it as is (\"Operation not supported\")")
     local path = net.unix_path()
     run(function(ngx, out)
       local _, stop = server(path)
@@ -408,10 +402,6 @@ describe("lua-resty-core t/socket-tcp-getoption.t", function()
   end)
 
   it("getoption TEST 3: getoption before calling connect", function()
-    pending("DIVERGENCE: getoption on a socket never connected returns "
-            .. "nil, \"unsupported option so_sndbuf\" (nil, \"closed\" for "
-            .. "a known name) instead of raising \"socket is never "
-            .. "created nor connected\"")
     run(function(ngx, out)
       local fds = helper.fds()
       local sock = ngx.socket.tcp()
