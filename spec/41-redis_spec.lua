@@ -241,9 +241,9 @@ local ngx, redis
 
 -- a client connected to the server's port, or with unix to its unix
 -- socket; opts go to connect (timeouts: 1 s)
-local function client(opts, unix)
+local function client(opts, unix, connect_ms)
   local red = assert(redis.new())
-  red:set_timeouts(1000, 1000, 1000)
+  red:set_timeouts(connect_ms or 1000, 1000, 1000)
   local ok, err
   if unix then
     ok, err = red:connect("unix:" .. server.path, opts)
@@ -471,7 +471,8 @@ describe("redis-server as the peer", function()
       -- one connection from the pool for PER INCRs, then back to the pool;
       -- returns its getreusedtimes()
       local function worker()
-        local red = client(popts)
+        -- (the wait in the backlog counts against the connect timeout)
+        local red = client(popts, nil, 30000)
         local n = red:get_reused_times()
         if n == 0 then -- a new connection: name it, note its id
           fresh = fresh + 1
