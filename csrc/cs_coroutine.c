@@ -106,22 +106,38 @@ cs_co_fail(lua_State *L, lua_State *co, const char *err, int base, int wrap)
 }
 
 
-/* why a resume of co (not a record in a chain) would fail, or NULL */
+/* OpenResty's message (ngx_http_lua_coroutine_resume: "cannot resume %s
+ * coroutine", its status) for the coroutine at coidx */
 static const char *
-cs_co_cannot_resume(lua_State *L, lua_State *co)
+cs_co_status_msg(cs_sched_t *S, lua_State *L, int coidx)
+{
+    const char *st = cs_thread_costatus(S, L, coidx);
+
+    if (strcmp(st, "running") == 0)
+        return "cannot resume running coroutine";
+    if (strcmp(st, "normal") == 0)
+        return "cannot resume normal coroutine";
+    if (strcmp(st, "zombie") == 0)
+        return "cannot resume zombie coroutine";
+    return "cannot resume dead coroutine";
+}
+
+
+/* why a resume of co (at coidx; not a record in a chain) would fail, or
+ * NULL */
+static const char *
+cs_co_cannot_resume(cs_sched_t *S, lua_State *L, lua_State *co, int coidx)
 {
     lua_Debug ar;
 
     if (co == L)
-        return "cannot resume non-suspended coroutine";
+        return cs_co_status_msg(S, L, coidx);
     switch (lua_status(co)) {
     case LUA_YIELD:
         return NULL;
     case LUA_OK:
-        if (lua_getstack(co, 0, &ar))
-            return "cannot resume non-suspended coroutine";
-        if (lua_gettop(co) == 0)
-            return "cannot resume dead coroutine";
+        if (lua_getstack(co, 0, &ar) || lua_gettop(co) == 0)
+            return cs_co_status_msg(S, L, coidx);
         return NULL;
     default:
         return "cannot resume dead coroutine";
@@ -143,17 +159,13 @@ cs_co_auxresume(lua_State *L, int base, int wrap)
 
     if (S->running) {
         c = cs_sched_find(S, L, coidx);
-        if (c != NULL && c->kind != CS_KIND_USER) {
-            int st = ((cs_thread_t *) c)->state;
-            err = (st == CS_TH_DEAD || st == CS_TH_ZOMBIE)
-                      ? "cannot resume dead coroutine"
-                      : "cannot resume non-suspended coroutine";
-        } else if (c != NULL && c->th != NULL) {
-            err = "cannot resume non-suspended coroutine";
-        }
+        if (c != NULL && (c->kind != CS_KIND_USER || c->th != NULL))
+            err = cs_co_status_msg(S, L, coidx); /* a thread, or in one */
         if (err != NULL)
             return cs_co_fail(L, co, err, base, wrap);
     }
+    if ((err = cs_co_cannot_resume(S, L, co, coidx)) != NULL)
+        return cs_co_fail(L, co, err, base, wrap);
 
     cur = S->running ? cs_sched_try_current(S, L) : NULL;
     if (cur == NULL || !lua_isyieldable(L)) { /* a direct nested resume */
@@ -174,11 +186,8 @@ cs_co_auxresume(lua_State *L, int base, int wrap)
         return r + 1;
     }
 
-    err = cs_co_cannot_resume(L, co);
-    if (err == NULL && !lua_checkstack(co, nargs))
-        err = "too many arguments to resume";
-    if (err != NULL)
-        return cs_co_fail(L, co, err, base, wrap);
+    if (!lua_checkstack(co, nargs))
+        return cs_co_fail(L, co, "too many arguments to resume", base, wrap);
 
     if (c == NULL) { /* first trampoline resume: give it a record */
         luaL_checkstack(L, 4, NULL);

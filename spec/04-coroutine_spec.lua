@@ -479,11 +479,12 @@ describe("inside a light thread", function()
         w()
       end)
       assert.equal("running", coroutine.status(co))
-      assert.same({ false, "cannot resume non-suspended coroutine" },
+      -- OpenResty's words: "cannot resume <status> coroutine"
+      assert.same({ false, "cannot resume running coroutine" },
                   { coroutine.resume(co) })
       local ok, err = pcall(w)
       assert.is_false(ok)
-      assert.matches("cannot resume non%-suspended coroutine$", err)
+      assert.matches("cannot resume running coroutine$", err)
       assert.has_error(function() coroutine.close(co) end,
         "cannot close a running coroutine")
       assert.same({ true, true, "ok" }, { wait(t) })
@@ -497,11 +498,11 @@ describe("inside a light thread", function()
     helper.run(function()
       local t = spawn(function() cs.sleep(0.01) end)
       local z = spawn(function() end)
-      assert.same({ false, "cannot resume non-suspended coroutine" },
+      assert.same({ false, "cannot resume running coroutine" },
                   { coroutine.resume(t) })
-      assert.same({ false, "cannot resume dead coroutine" },
+      assert.same({ false, "cannot resume zombie coroutine" },
                   { coroutine.resume(z) })
-      assert.same({ false, "cannot resume non-suspended coroutine" },
+      assert.same({ false, "cannot resume running coroutine" },
                   { coroutine.resume(coroutine.running()) })
       assert.has_error(function() coroutine.close(t) end,
         "cannot close a running coroutine")

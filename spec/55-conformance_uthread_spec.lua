@@ -792,9 +792,9 @@ describe("conformance: lua-nginx-module t/098-uthread-wait.t", function()
   -- error's argument "bad bad!", then the message with its position
   it("098 TEST 7: simple user thread wait without I/O, throw errors",
      function()
-    pending("DIVERGENCE: wait on a thread that raised error(\"bad bad!\") "
-            .. "gives false, \"<pos>: bad bad!\"; OpenResty false, "
-            .. "\"bad bad!\" (then the positioned message)")
+    pending("deliberate difference (API.md, README): wait gives the "
+            .. "value raised, with its position; OpenResty gives "
+            .. "error()'s argument, \"bad bad!\"")
     local body = run(function(ngx)
       local function f()
         ngx.say("hello in thread")
@@ -825,9 +825,9 @@ describe("conformance: lua-nginx-module t/098-uthread-wait.t", function()
 
   it("098 TEST 8: simple user thread wait with I/O, throw errors",
      function()
-    pending("DIVERGENCE: wait on a thread that raised error(\"bad bad!\") "
-            .. "gives false, \"<pos>: bad bad!\"; OpenResty false, "
-            .. "\"bad bad!\" (then the positioned message)")
+    pending("deliberate difference (API.md, README): wait gives the "
+            .. "value raised, with its position; OpenResty gives "
+            .. "error()'s argument, \"bad bad!\"")
     local body = run(function(ngx)
       local function f()
         ngx.sleep(T)
@@ -1020,9 +1020,9 @@ describe("conformance: lua-nginx-module t/098-uthread-wait.t", function()
 
   it("098 TEST 14: waiting on two simple user threads without I/O, both "
      .. "aborted by errors", function()
-    pending("DIVERGENCE: wait on a thread that raised error(\"f done\") "
-            .. "gives false, \"<pos>: f done\"; OpenResty false, "
-            .. "\"f done\" (then the positioned message)")
+    pending("deliberate difference (API.md, README): wait gives the "
+            .. "value raised, with its position; OpenResty gives "
+            .. "error()'s argument, \"f done\"")
     local body = run(function(ngx)
       local out = ngx.say
       two(ngx, function()
@@ -1045,9 +1045,9 @@ describe("conformance: lua-nginx-module t/098-uthread-wait.t", function()
 
   it("098 TEST 15: waiting on two simple user threads with I/O, both "
      .. "aborted by errors", function()
-    pending("DIVERGENCE: wait on a thread that raised error(\"f done\") "
-            .. "gives false, \"<pos>: f done\"; OpenResty false, "
-            .. "\"f done\" (then the positioned message)")
+    pending("deliberate difference (API.md, README): wait gives the "
+            .. "value raised, with its position; OpenResty gives "
+            .. "error()'s argument, \"f done\"")
     local body = run(function(ngx)
       local out = ngx.say
       two(ngx, function()
@@ -1822,9 +1822,6 @@ describe("conformance: lua-nginx-module t/091-coroutine.t", function()
   -- suspended with "cannot resume <its status> coroutine"
   it("091 TEST 18: infinite recursive calls of coroutine.resume",
      function()
-    pending("DIVERGENCE: resuming a normal coroutine says \"cannot resume "
-            .. "non-suspended coroutine\"; OpenResty \"cannot resume "
-            .. "normal coroutine\"")
     local body = run(function(ngx)
       local print = ngx.say
 
@@ -1852,9 +1849,6 @@ describe("conformance: lua-nginx-module t/091-coroutine.t", function()
   end)
 
   it("091 TEST 19: resume running (entry) coroutines", function()
-    pending("DIVERGENCE: resuming the running entry thread says \"cannot "
-            .. "resume non-suspended coroutine\"; OpenResty \"cannot "
-            .. "resume running coroutine\"")
     local body, ok, err = run_entry(function(ngx)
       ngx.say(coroutine.status(coroutine.running()))
       ngx.say(coroutine.resume(coroutine.running()))
@@ -1865,9 +1859,6 @@ describe("conformance: lua-nginx-module t/091-coroutine.t", function()
   end)
 
   it("091 TEST 20: resume running (user) coroutines", function()
-    pending("DIVERGENCE: resuming a running user coroutine says \"cannot "
-            .. "resume non-suspended coroutine\"; OpenResty \"cannot "
-            .. "resume running coroutine\"")
     local body = run(function(ngx)
       local co
       local function f()
