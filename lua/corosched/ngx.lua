@@ -30,11 +30,23 @@ local _M = { _VERSION = "0.1" }
 ---------------------------------------------------------------------------
 -- argument checks, with the messages OpenResty/LuaJIT give
 
--- level: 3 blames the caller of the function that calls argerror; the
--- checks below, one call deeper, pass 4
+-- level: 3 blames the caller of the function that calls argerror (as
+-- luaL_argerror does); the checks below, one call deeper, pass 4. A
+-- function called from C (pcall(ngx.encode_args, true)) has no name:
+-- luaL_argerror then says '?', and so does this (unless a tail call in
+-- between hides the frames)
 local function argerror(n, fname, msg, level)
-  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg),
-        level or 3)
+  level = level or 3
+  local ar
+  for l = 2, level - 1 do
+    ar = debug.getinfo(l, "nt")
+    if not ar or ar.istailcall then
+      ar = nil
+      break
+    end
+  end
+  if ar and ar.namewhat == "" then fname = "?" end
+  error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg), level)
 end
 
 -- the string argument of the string helpers: nil counts as "" and numbers
@@ -45,6 +57,15 @@ local function checkstr(s, fname, n)
   if t == "nil" then return "" end
   if t == "number" then return tostring(s) end
   argerror(n or 1, fname, "string expected, got " .. t, 4)
+end
+
+-- the same for the helpers lua-resty-core implements (md5, sha1_bin,
+-- encode_base64, escape_uri, crc32...): nil and false count as "", any
+-- other value as tostring(value)
+local function tostr(s)
+  if type(s) == "string" then return s end
+  if not s then return "" end
+  return tostring(s)
 end
 
 ---------------------------------------------------------------------------
@@ -265,7 +286,7 @@ local function b64_decode(s, dec)
 end
 
 local function encode_base64(s, no_padding)
-  s = checkstr(s, "encode_base64")
+  s = tostr(s)
   if no_padding ~= nil and type(no_padding) ~= "boolean" then
     argerror(2, "encode_base64", "boolean expected, got "
              .. type(no_padding))
@@ -273,14 +294,18 @@ local function encode_base64(s, no_padding)
   return b64_encode(s, B64_ENC, not no_padding)
 end
 
+-- (lua-resty-core's message for anything but a string, numbers too)
 local function decode_base64(s)
-  if type(s) ~= "string" then
-    if type(s) ~= "number" then
-      argerror(1, "decode_base64", "string expected, got " .. type(s))
-    end
-    s = tostring(s)
-  end
+  if type(s) ~= "string" then error("string argument only", 2) end
   return b64_decode(s, B64_DEC)
+end
+
+-- MIME's base64 (ngx.decode_base64mime, lua-nginx-module 0.10.28): every
+-- byte outside the alphabet (line breaks...) is skipped, then the rules
+-- of decode_base64 apply
+local function decode_base64mime(s)
+  if type(s) ~= "string" then error("string argument only", 2) end
+  return b64_decode(s:gsub("[^A-Za-z0-9+/=]", ""), B64_DEC)
 end
 
 -- require "ngx.base64" (lua-resty-core): URL-safe alphabet, no padding
@@ -351,7 +376,7 @@ end
 local MD5_WORDS = "<" .. ("I4"):rep(16)
 
 local function md5_bin(s)
-  s = md_pad(checkstr(s, "md5_bin"), "<I8")
+  s = md_pad(tostr(s), "<I8")
   local h0, h1, h2, h3 = 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476
   local T, S, G = MD5_T, MD5_S, MD5_G
   local X = {}
@@ -388,7 +413,7 @@ local function tohex(s)
 end
 
 local function md5(s)
-  return tohex(md5_bin(checkstr(s, "md5")))
+  return tohex(md5_bin(tostr(s)))
 end
 
 ---------------------------------------------------------------------------
@@ -397,7 +422,7 @@ end
 local SHA1_WORDS = ">" .. ("I4"):rep(16)
 
 local function sha1_bin(s)
-  s = md_pad(checkstr(s, "sha1_bin"), ">I8")
+  s = md_pad(tostr(s), ">I8")
   local h0, h1, h2, h3, h4 =
     0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0
   local w = {}
@@ -472,42 +497,73 @@ end
 ---------------------------------------------------------------------------
 -- URIs, query strings, SQL
 
-local function pct(c) return format("%%%02X", byte(c)) end
-
--- as a URI component: everything but A-Z a-z 0-9 - . _ ~ (the character
--- classes are spelled out: %w would follow the C locale)
-local function escape_uri(s, esc_type)
-  s = checkstr(s, "escape_uri")
-  if esc_type ~= nil and esc_type ~= 2 then
-    error("corosched.ngx: ngx.escape_uri: only type 2 (URI component) is "
-          .. "available", 2)
+-- ngx.escape_uri's types, nginx's ngx_escape_uri tables (ESCAPE[t] maps
+-- each byte to escape to "%XX"): 0 URI, 1 query args, 2 URI component
+-- (the default; ngx_lua's own table), 3 HTML, 4 refresh, 5 memcached and
+-- 6 mail_auth. Types 0 to 4 escape the control bytes, space, DEL and the
+-- bytes >= 0x80 plus the characters listed; 5 and 6 escape only control
+-- bytes, space and "%".
+local ESCAPE = {}
+do
+  local listed = {
+    [0] = "#%?", "#%?+", "\"#$%&+,/:;<=>?@[\\]^`{|}", "\"#%'", "\"'",
+  }
+  for t = 0, 6 do
+    local e = {}
+    for b = 0, 255 do
+      local c = char(b)
+      local esc
+      if t >= 5 then
+        esc = b <= 0x20 or c == "%"
+      else
+        esc = b <= 0x20 or b >= 0x7f or listed[t]:find(c, 1, true) ~= nil
+      end
+      if esc then e[c] = format("%%%02X", b) end
+    end
+    ESCAPE[t] = e
   end
-  return (s:gsub("[^A-Za-z0-9%-%._~]", pct))
+end
+
+-- lua-resty-core's checks of the type, with its messages and level
+local function escape_uri(s, esc_type)
+  s = tostr(s)
+  if esc_type == nil then
+    esc_type = 2
+  elseif type(esc_type) ~= "number" then
+    error('"type" is not a number', 3)
+  elseif not (esc_type >= 0 and esc_type <= 6) then -- (NaN too)
+    error('"type" ' .. tostring(esc_type) .. " out of range", 3)
+  end
+  -- (the FFI passes an int: a fraction is dropped)
+  return (s:gsub(".", ESCAPE[floor(esc_type)]))
 end
 
 -- "%XX" (either case) decoded, "+" is a space (as ngx_lua does); a "%"
 -- not followed by two hex digits stays as it is
 local function unescape_uri(s)
-  s = checkstr(s, "unescape_uri")
+  s = tostr(s)
   s = s:gsub("+", " ")
   return (s:gsub("%%(%x%x)", function(h) return char(tonumber(h, 16)) end))
 end
 
 -- keys in sorted order (OpenResty follows the hash order), so the result
--- is deterministic; true gives a bare key, false is left out, an array
--- gives the key once per element
-local function encode_args(t)
+-- is deterministic; true gives a bare key, false is left out, a table
+-- gives the key once per element (true and false as above); the errors
+-- are ngx_lua's (ngx_http_lua_process_args_option)
+local function encode_args(...)
+  local t = ...
   if type(t) ~= "table" then
-    argerror(1, "encode_args", "table expected, got " .. type(t))
+    argerror(1, "encode_args", "table expected, got "
+             .. (select("#", ...) == 0 and "no value" or type(t)))
   end
   local keys = {}
-  for k in pairs(t) do
-    if type(k) ~= "string" and type(k) ~= "number" then
-      error("corosched.ngx: ngx.encode_args: bad key type: " .. type(k), 2)
+  for k in next, t do
+    if type(k) ~= "string" then
+      error('attempt to use a non-string key in the "args" option table', 2)
     end
     keys[#keys + 1] = k
   end
-  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  table.sort(keys)
   local out = {}
   local function add(ek, v)
     local tv = type(v)
@@ -516,13 +572,13 @@ local function encode_args(t)
     elseif tv == "string" or tv == "number" then
       out[#out + 1] = ek .. "=" .. escape_uri(v)
     elseif v ~= false then
-      error("corosched.ngx: ngx.encode_args: bad value type: " .. tv, 3)
+      error("attempt to use " .. tv .. " as query arg value", 3)
     end
   end
   for _, k in ipairs(keys) do
-    local ek, v = escape_uri(tostring(k)), t[k]
+    local ek, v = escape_uri(k), t[k]
     if type(v) == "table" then
-      for _, e in ipairs(v) do add(ek, e) end
+      for _, e in next, v do add(ek, e) end
     else
       add(ek, v)
     end
@@ -530,33 +586,47 @@ local function encode_args(t)
   return concat(out, "&")
 end
 
--- "a=1&b&c=" -> {a = "1", b = true, c = ""}; a repeated key gives an
--- array; at most max_args (default 100, 0: no limit) arguments
+-- sets the argument k (unescaped already) to v; a repeated key gives an
+-- array; an empty key is dropped
+local function set_arg(res, k, v)
+  if k == "" then return end
+  local old = res[k]
+  if old == nil then
+    res[k] = v
+  elseif type(old) == "table" then
+    old[#old + 1] = v
+  else
+    res[k] = { old, v }
+  end
+end
+
+-- one "key=value" or "key" of a query string into res
+local function decode_pair(res, pair)
+  local k, v = pair:match("^([^=]*)=(.*)$")
+  if k then
+    set_arg(res, unescape_uri(k), unescape_uri(v))
+  else
+    set_arg(res, unescape_uri(pair), true)
+  end
+end
+
+-- "a=1&b&c=" -> {a = "1", b = true, c = ""}, as ngx_http_lua_parse_args:
+-- every "&" ends a pair (an empty one too) and counts towards max_args
+-- (default 100; 0 or less: no limit); at the limit the table is returned
+-- with "truncated"
 local function decode_args(s, max_args)
   s = checkstr(s, "decode_args")
   max_args = max_args or 100
-  local res, n = {}, 0
-  for arg in s:gmatch("[^&]+") do
-    if max_args > 0 and n >= max_args then break end
-    local k, v = arg:match("^([^=]*)=(.*)$")
-    if k then
-      v = unescape_uri(v)
-    else
-      k, v = arg, true
-    end
-    if k ~= "" then
-      k = unescape_uri(k)
-      n = n + 1
-      local old = res[k]
-      if old == nil then
-        res[k] = v
-      elseif type(old) == "table" then
-        old[#old + 1] = v
-      else
-        res[k] = { old, v }
-      end
-    end
+  local res, count, pos = {}, 0, 1
+  while true do
+    local amp = s:find("&", pos, true)
+    if not amp then break end
+    decode_pair(res, s:sub(pos, amp - 1))
+    pos = amp + 1
+    count = count + 1
+    if max_args > 0 and count == max_args then return res, "truncated" end
   end
+  if pos <= #s then decode_pair(res, s:sub(pos)) end
   return res
 end
 
@@ -677,23 +747,31 @@ local function log_str(v, i)
   if t == "table" then
     local mt = getmetatable(v)
     if type(mt) == "table" and mt.__tostring then return tostring(v) end
-    argerror(i, "log", "expected table to have __tostring metamethod")
+    argerror(i, "log", "expected table to have __tostring metamethod", 4)
   end
-  argerror(i, "log", "string, number, boolean, or nil expected, got " .. t)
+  argerror(i, "log", "string, number, boolean, or nil expected, got " .. t,
+           4)
 end
 
-local function log(level, ...)
-  if type(level) ~= "number" then
-    argerror(1, "log", "number expected, got " .. type(level))
+-- as ngx_http_lua_ngx_log: the level is checked (luaL_checkint: a numeric
+-- string will do, a fraction is dropped), then removed, so that the
+-- messages are arguments #1, #2... of the errors
+local function log(...)
+  local level = ...
+  local lv = type(level) == "string" and tonumber(level) or level
+  if type(lv) ~= "number" then
+    argerror(1, "log", "number expected, got "
+             .. (select("#", ...) == 0 and "no value" or type(level)))
   end
-  local lv = level < 0 and -floor(-level) or floor(level) -- truncated
-  if mtype(lv) ~= "integer" then error("bad log level", 2) end
-  if lv < 0 or lv > 8 then error("bad log level", 2) end
+  lv = lv < 0 and -floor(-lv) or floor(lv) -- truncated
+  if mtype(lv) ~= "integer" or lv < 0 or lv > 8 then
+    argerror(1, "log", "bad log level: " .. tostring(lv))
+  end
   if lv > log_level then return end
-  local n = select("#", ...)
-  local args = { ... }
+  local n = select("#", ...) - 1
+  local args = { select(2, ...) }
   local parts = {}
-  for i = 1, n do parts[i] = log_str(args[i], i + 1) end
+  for i = 1, n do parts[i] = log_str(args[i], i) end
   -- looked up at each call, so that io.stderr can be redirected
   io.stderr:write(os.date("%Y/%m/%d %H:%M:%S"), " [", LEVEL_NAMES[lv],
                   "] ", concat(parts), "\n")
@@ -744,22 +822,43 @@ local function counted(fn)
   end
 end
 
-local function timer_new(make, fname, delay, fn, ...)
-  if type(fn) ~= "function" then
-    argerror(2, fname, "function expected, got " .. type(fn))
+-- the checks of ngx_http_lua_ngx_timer_helper, with its messages (called
+-- by ngx.timer.at/every, so the errors blame their caller); returns the
+-- delay as a number
+local function timer_check(fname, nargs, delay, fn)
+  if nargs < 2 then
+    error(("expecting at least 2 arguments but got %d"):format(nargs), 3)
   end
+  local d = tonumber(delay) -- luaL_checknumber: a numeric string will do
+  if type(delay) ~= "number" and (type(delay) ~= "string" or not d) then
+    argerror(1, fname, "number expected, got " .. type(delay), 4)
+  end
+  -- (the delay is taken in whole milliseconds)
+  if fname == "every" and d >= 0 and d < 0.001 then
+    error("delay cannot be zero", 3)
+  end
+  if type(fn) ~= "function" or debug.getinfo(fn, "S").what == "C" then
+    argerror(2, fname, "Lua function expected", 4)
+  end
+  return d
+end
+
+-- 1 (as ngx_lua's lua_pushinteger(L, 1)), or nil, err
+local function timer_new(make, delay, fn, ...)
   local h, err = make(delay, counted(fn), ...)
   if not h then return nil, err end
   handles[h] = true
-  return true
+  return 1
 end
 
 local timer = {
-  at = function(delay, fn, ...)
-    return timer_new(cs.timer.at, "at", delay, fn, ...)
+  at = function(...)
+    local d = timer_check("at", select("#", ...), ...)
+    return timer_new(cs.timer.at, d, select(2, ...))
   end,
-  every = function(delay, fn, ...)
-    return timer_new(cs.timer.every, "every", delay, fn, ...)
+  every = function(...)
+    local d = timer_check("every", select("#", ...), ...)
+    return timer_new(cs.timer.every, d, select(2, ...))
   end,
   -- every corosched timer that has not fired yet (cs.timer ones too)
   pending_count = function() return cs.stats().timers end,
@@ -896,12 +995,13 @@ local ngx = {
 
   encode_base64 = encode_base64,
   decode_base64 = decode_base64,
+  decode_base64mime = decode_base64mime,
   md5 = md5,
   md5_bin = md5_bin,
   sha1_bin = sha1_bin,
   hmac_sha1 = hmac_sha1,
-  crc32_short = function(s) return crc32(checkstr(s, "crc32_short")) end,
-  crc32_long = function(s) return crc32(checkstr(s, "crc32_long")) end,
+  crc32_short = function(s) return crc32(tostr(s)) end,
+  crc32_long = function(s) return crc32(tostr(s)) end,
   escape_uri = escape_uri,
   unescape_uri = unescape_uri,
   encode_args = encode_args,
@@ -929,8 +1029,15 @@ _M.ngx = ngx
 
 -- the modules install() adds to package.preload
 _M.modules = {
+  -- new(n) as lua-resty-core's: n = tonumber(n) or 0, so that
+  -- semaphore:new(0) (a method call) works too; the FFI's int drops a
+  -- fraction
   ["ngx.semaphore"] = {
-    new = function(n) return cs.semaphore.new(n) end,
+    new = function(n)
+      n = tonumber(n) or 0
+      if n < 0 then error("no negative number", 2) end
+      return cs.semaphore.new(floor(n))
+    end,
   },
   ["ngx.base64"] = _M.base64,
   ["bit"] = bit,
