@@ -20,6 +20,7 @@ typedef struct cs_sema_s {
     cs_link_t waiters;
     lua_Integer count;  /* resources available */
     int nwaiters;
+    int ngranted;       /* waiters handed a unit that have not run yet */
 } cs_sema_t;
 
 typedef struct cs_queue_s {
@@ -85,6 +86,7 @@ cs_sema_grant(cs_sched_t *S, cs_sema_t *sem)
         cs_thread_t *th = cs_sync_first(&sem->waiters);
         sem->nwaiters--;
         sem->count--;
+        sem->ngranted++;
         cs_sched_wake(S, th, CS_WAKE_OK);
         th->cleanup = cs_sema_giveback; /* until it runs */
         th->data = sem;
@@ -98,6 +100,7 @@ cs_sema_giveback(cs_sched_t *S, cs_thread_t *th)
 {
     cs_sema_t *sem = th->data;
 
+    sem->ngranted--;
     if (sem->count < LUA_MAXINTEGER) /* else the unit is lost: saturate */
         sem->count++;
     cs_sema_grant(S, sem);
@@ -165,12 +168,16 @@ cs_sema_post(lua_State *L)
 static int
 cs_sema_wait_k(lua_State *L, int status, lua_KContext ctx)
 {
-    cs_thread_t *th = cs_sched_up(L)->cur;
+    cs_sched_t *S = cs_sched_up(L);
+    cs_thread_t *th = S->cur;
+    cs_sema_t *sem = lua_touserdata(L, 1);
 
     (void) status;
     (void) ctx;
     th->cleanup = NULL; /* the unit is ours now */
     if (th->wake == CS_WAKE_OK) {
+        sem->ngranted--;
+        cs_sema_grant(S, sem); /* those who queued behind while it ran */
         lua_pushboolean(L, 1);
         return 1;
     }
@@ -191,7 +198,10 @@ cs_sema_wait(lua_State *L)
 
     if (!(sec >= 0 && sec < 1e15))
         return luaL_error(L, "no negative number");
-    if (cs_link_empty(&sem->waiters) && sem->count > 0) {
+    /* as OpenResty: no unit while a waiter queues, or was handed one and
+     * has not run yet (ngx.semaphore's handler wakes it later) */
+    if (cs_link_empty(&sem->waiters) && sem->ngranted == 0
+        && sem->count > 0) {
         sem->count--;
         lua_pushboolean(L, 1);
         return 1;

@@ -118,8 +118,32 @@ describe("cs.semaphore", function()
       local t = spawn(function() return sem:wait(1) end)
       assert.same({ n = 2, nil, "timeout" }, table.pack(sem:wait(0)))
       sem:post(2)
-      assert.same({ n = 1, true }, table.pack(sem:wait(0)))
+      -- t was handed a unit but has not run: it still counts as queued
+      -- (OpenResty; lua-resty-core's semaphore.t TEST 3)
+      assert.same({ n = 2, nil, "timeout" }, table.pack(sem:wait(0)))
       assert.same({ true, true }, { wait(t) })
+      assert.same({ n = 1, true }, table.pack(sem:wait(0)))
+    end)
+  end)
+
+  it("a wait behind a waiter handed a unit that has not run queues, and "
+     .. "gets the unit left over when that one runs", function()
+    helper.run(function()
+      local sem = cs.semaphore.new()
+      local t1 = spawn(function() return sem:wait(1) end)
+      sem:post(2) -- t1 is handed one; one is left
+      local t2 = spawn(function() return sem:wait(1) end) -- queues
+      assert.equal("running", cs.thread.status(t2))
+      assert.same({ true, true }, { wait(t1) })
+      assert.same({ true, true }, { wait(t2) })
+      assert.equal(0, sem:count())
+      -- handed a unit, then killed before it ran: the unit goes on
+      local t3 = spawn(function() return sem:wait(1) end)
+      local t4 = spawn(function() return sem:wait(1) end)
+      sem:post(1) -- to t3
+      assert.equal(1, cs.thread.kill(t3))
+      assert.same({ true, true }, { wait(t4) })
+      assert.equal(0, sem:count())
     end)
   end)
 

@@ -265,7 +265,8 @@ describe("106-timer.t", function()
     assert.same({ "timer prematurely expired: false" }, log)
   end)
 
-  pending("106 TEST 2: separated global env -- DIVERGENCE: a timer "
+  pending("106 TEST 2: separated global env -- deliberate difference "
+          .. "(README): a timer "
           .. "handler's global assignments land in _G, shared with every "
           .. "thread (OpenResty gives each timer its own globals table)",
           function()
@@ -797,7 +798,8 @@ describe("152-timer-every.t", function()
                   "timer prematurely expired: false" }, log)
   end)
 
-  pending("152 TEST 2: separated global env -- DIVERGENCE: a timer "
+  pending("152 TEST 2: separated global env -- deliberate difference "
+          .. "(README): a timer "
           .. "handler's global assignments land in _G, shared with every "
           .. "thread (OpenResty gives each timer its own globals table)",
           function()
@@ -1626,11 +1628,9 @@ describe("semaphore.t (lua-resty-core)", function()
                  .. "main thread end\n", body)
   end)
 
-  pending("semaphore TEST 3: semaphore wait time=0 -- DIVERGENCE: post() "
-          .. "hands the units to the queued waiters at once, so a wait(0) "
-          .. "right after post(2) takes the unit left over; OpenResty keeps "
-          .. "them queued until its posted event runs and wait(0) says "
-          .. "timeout", function()
+  -- a waiter handed a unit by post() counts as queued until it runs, as
+  -- in OpenResty (ngx_http_lua_sema_handler wakes it later)
+  it("semaphore TEST 3: semaphore wait time=0", function()
     local body = run(function(ngx, out)
       local semaphore = require "ngx.semaphore"
       local sem = semaphore.new(1)
