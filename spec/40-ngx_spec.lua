@@ -9,37 +9,13 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
 
 -- everything install() or these tests may add to package.preload and
 -- package.loaded; each test starts without them and they are put back
 -- afterwards, with the ngx and unpack globals and the log level, so that
 -- other spec files see nothing of this one
-local NAMES = { "resty.miniredis" }
-for name in pairs(ngxc.modules) do NAMES[#NAMES + 1] = name end
-
-local saved
-
-local function save_globals()
-  saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-            preload = {}, loaded = {} }
-  for _, name in ipairs(NAMES) do
-    saved.preload[name] = package.preload[name]
-    saved.loaded[name] = package.loaded[name]
-    package.preload[name] = nil
-    package.loaded[name] = nil
-  end
-  rawset(_G, "ngx", nil)
-end
-
-local function restore_globals()
-  rawset(_G, "ngx", saved.ngx)
-  rawset(_G, "unpack", saved.unpack)
-  for _, name in ipairs(NAMES) do
-    package.preload[name] = saved.preload[name]
-    package.loaded[name] = saved.loaded[name]
-  end
-  ngxc.set_log_level("error")
-end
+local save_globals, restore_globals = ngx_env.saver({ "resty.miniredis" })
 
 local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))

@@ -15,6 +15,7 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
 
 if not net.which("redis-server") then
   describe("redis-server as the peer", function()
@@ -210,32 +211,7 @@ end
 
 -- what install() and this file add to package.preload / package.loaded,
 -- put back afterwards with the ngx and unpack globals (as spec/40 does)
-local NAMES = { "resty.specredis" }
-for name in pairs(ngxc.modules) do NAMES[#NAMES + 1] = name end
-local saved
-
-local function save_globals()
-  saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-            preload = {}, loaded = {} }
-  for _, name in ipairs(NAMES) do
-    saved.preload[name] = package.preload[name]
-    saved.loaded[name] = package.loaded[name]
-    package.preload[name] = nil
-    package.loaded[name] = nil
-  end
-  rawset(_G, "ngx", nil)
-end
-
-local function restore_globals()
-  if not saved then return end
-  rawset(_G, "ngx", saved.ngx)
-  rawset(_G, "unpack", saved.unpack)
-  for _, name in ipairs(NAMES) do
-    package.preload[name] = saved.preload[name]
-    package.loaded[name] = saved.loaded[name]
-  end
-  saved = nil
-end
+local save_globals, restore_globals = ngx_env.saver({ "resty.specredis" })
 
 local ngx, redis
 

@@ -24,33 +24,11 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
 
 -- the ngx and unpack globals and the package.preload/loaded entries that
 -- install() adds are put back after each test, as in spec/40-ngx_spec.lua
-local NAMES = {}
-for name in pairs(ngxc.modules) do NAMES[#NAMES + 1] = name end
-local saved
-
-local function save_globals()
-  saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-            preload = {}, loaded = {} }
-  for _, name in ipairs(NAMES) do
-    saved.preload[name] = package.preload[name]
-    saved.loaded[name] = package.loaded[name]
-    package.preload[name] = nil
-    package.loaded[name] = nil
-  end
-  rawset(_G, "ngx", nil)
-end
-
-local function restore_globals()
-  rawset(_G, "ngx", saved.ngx)
-  rawset(_G, "unpack", saved.unpack)
-  for _, name in ipairs(NAMES) do
-    package.preload[name] = saved.preload[name]
-    package.loaded[name] = saved.loaded[name]
-  end
-end
+local save_globals, restore_globals = ngx_env.saver()
 
 -- net.run(fn(ngx)) with the ngx global installed
 local function run(fn, opts)

@@ -40,6 +40,7 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
 
 -- short-I/O mode: every recv gives one byte; tests whose output shows how
 -- many bytes one read returns, or that must fill the socket buffers, are
@@ -47,29 +48,10 @@ local ngxc = require "corosched.ngx"
 local it_full_io = net.short_io and pending or it
 
 -- the ngx global and what install() adds are put back after each test
-local NAMES = {}
-for name in pairs(ngxc.modules) do NAMES[#NAMES + 1] = name end
-
-local saved
-
+local save, restore_globals = ngx_env.saver()
 local function save_globals()
-  saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-            preload = {}, loaded = {} }
-  for _, name in ipairs(NAMES) do
-    saved.preload[name] = package.preload[name]
-    saved.loaded[name] = package.loaded[name]
-  end
-  rawset(_G, "ngx", nil)
+  save()
   ngxc.install()
-end
-
-local function restore_globals()
-  rawset(_G, "ngx", saved.ngx)
-  rawset(_G, "unpack", saved.unpack)
-  for _, name in ipairs(NAMES) do
-    package.preload[name] = saved.preload[name]
-    package.loaded[name] = saved.loaded[name]
-  end
 end
 
 -- what ngx.say would print: one string per call, nil as "nil"

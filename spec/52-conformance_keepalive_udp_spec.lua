@@ -40,34 +40,12 @@ local helper = require "spec.helper"
 local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
 local spawn, wait = cs.thread.spawn, cs.thread.wait
 
 -- the ngx and unpack globals and the package.preload/loaded entries that
 -- install() adds are put back after each test (see spec/40-ngx_spec.lua)
-local NAMES = {}
-for name in pairs(ngxc.modules) do NAMES[#NAMES + 1] = name end
-local saved
-
-local function save_globals()
-  saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-            preload = {}, loaded = {} }
-  for _, name in ipairs(NAMES) do
-    saved.preload[name] = package.preload[name]
-    saved.loaded[name] = package.loaded[name]
-    package.preload[name] = nil
-    package.loaded[name] = nil
-  end
-  rawset(_G, "ngx", nil)
-end
-
-local function restore_globals()
-  rawset(_G, "ngx", saved.ngx)
-  rawset(_G, "unpack", saved.unpack)
-  for _, name in ipairs(NAMES) do
-    package.preload[name] = saved.preload[name]
-    package.loaded[name] = saved.loaded[name]
-  end
-end
+local save_globals, restore_globals = ngx_env.saver()
 
 -- net.run(fn(ngx, out)) with the ngx global installed; out.say and
 -- out.print collect what the block would send as its response body,
