@@ -384,7 +384,8 @@ describe("redis-server as the peer", function()
 
   -- (valgrind, or one byte per system call: fewer rounds)
   local NTH, POOL = 100, 10
-  local PER = helper.valgrind and 5 or net.short_io and 10 or 50
+  -- (fewer in the slow modes: valgrind, GC stress, ASan, short I/O)
+  local PER = helper.slack > 1 and 5 or 50
 
   it(("%d light threads x %d INCRs on one key, connections from the pool")
      :format(NTH, PER), function()
