@@ -556,11 +556,46 @@ describe("corosched.ngx", function()
         "corosched.ngx: ngx.req.get_headers" .. REQ)
       assert.has_error(function() ngx.header["X-A"] = "b" end,
         "corosched.ngx: ngx.header.X-A" .. REQ)
-      assert.has_error(function() return ngx.location.capture end,
+      assert.has_error(function() return ngx.location.capture("/") end,
         "corosched.ngx: ngx.location.capture" .. REQ)
       assert.has_error(function() return ngx.shared.cache end,
         "corosched.ngx: ngx.shared.cache is not available (no nginx "
         .. "shared memory zones)")
+    end)
+  end)
+
+  describe("request functions", function()
+    -- lua-resty-http and lua-resty-upload take ngx.req.socket and others
+    -- at load time (local ngx_req_socket = ngx.req.socket); in OpenResty
+    -- they are functions that raise only when called where there is no
+    -- request (a timer)
+    it("are functions that raise when called, nil when unknown",
+       function()
+      local ngx = ngxc.install()
+      local REQ = " is not available (no nginx request)"
+      local req_socket = ngx.req.socket
+      local get_headers = ngx.req.get_headers
+      local get_method = ngx.req.get_method
+      assert.equal("function", type(req_socket))
+      assert.equal("function", type(get_headers))
+      assert.equal("function", type(get_method))
+      assert.equal("function", type(ngx.resp.get_headers))
+      assert.equal("function", type(ngx.location.capture_multi))
+      assert.has_error(function() req_socket() end,
+        "corosched.ngx: ngx.req.socket" .. REQ)
+      assert.has_error(function() ngx.resp.get_headers() end,
+        "corosched.ngx: ngx.resp.get_headers" .. REQ)
+      -- (as lua-resty-http's get_client_body_reader does)
+      local ok, err = pcall(req_socket)
+      assert.is_false(ok)
+      assert.matches("ngx.req.socket" .. REQ, err, 1, true)
+      assert.is_nil(ngx.req.no_such_function)
+      assert.is_nil(ngx.location.no_such_function)
+      assert.has_error(function() ngx.req.get_headers = print end,
+        "corosched.ngx: ngx.req.get_headers" .. REQ)
+      assert.has_error(function() ngx.req.foo = 1 end,
+        "corosched.ngx: ngx.req.foo" .. REQ)
+      assert.equal(req_socket, ngx.req.socket)
     end)
   end)
 

@@ -915,6 +915,25 @@ local function unavailable_table(name, why)
   })
 end
 
+-- a table of request functions (ngx.req, ngx.resp, ngx.location): the
+-- fields OpenResty has are functions that raise when called, as
+-- OpenResty's do where there is no request, so that a library may take
+-- them at load time (lua-resty-http: local ngx_req_socket =
+-- ngx.req.socket); other fields are nil; writing one raises
+local function request_functions(name, why, fields)
+  local t = {}
+  for _, f in ipairs(fields) do
+    t[f] = unavailable(name .. "." .. f, why)
+  end
+  return setmetatable({}, {
+    __index = t,
+    __newindex = function(_, k)
+      error(na_msg(name .. "." .. tostring(k), why), 2)
+    end,
+    __tostring = function() return na_msg(name, why) end,
+  })
+end
+
 local NO_REQUEST = "no nginx request"
 
 ---------------------------------------------------------------------------
@@ -1011,11 +1030,20 @@ local ngx = {
   exit = unavailable("ngx.exit", NO_REQUEST),
   redirect = unavailable("ngx.redirect", NO_REQUEST),
   exec = unavailable("ngx.exec", NO_REQUEST),
-  req = unavailable_table("ngx.req", NO_REQUEST),
+  -- (lua-nginx-module's README lists these)
+  req = request_functions("ngx.req", NO_REQUEST, {
+    "is_internal", "start_time", "http_version", "raw_header",
+    "get_method", "set_method", "set_uri", "set_uri_args", "get_uri_args",
+    "get_query_args", "get_post_args", "get_headers", "set_header",
+    "clear_header", "read_body", "discard_body", "get_body_data",
+    "get_body_file", "set_body_data", "set_body_file", "init_body",
+    "append_body", "finish_body", "socket",
+  }),
   var = unavailable_table("ngx.var", NO_REQUEST),
   header = unavailable_table("ngx.header", NO_REQUEST),
-  resp = unavailable_table("ngx.resp", NO_REQUEST),
-  location = unavailable_table("ngx.location", NO_REQUEST),
+  resp = request_functions("ngx.resp", NO_REQUEST, { "get_headers" }),
+  location = request_functions("ngx.location", NO_REQUEST,
+                               { "capture", "capture_multi" }),
   shared = unavailable_table("ngx.shared",
                              "no nginx shared memory zones"),
   re = {},
