@@ -281,6 +281,23 @@ cs_sock_fail(lua_State *L, const char *err)
     return 2;
 }
 
+
+const char *
+cs_sock_tolstring(lua_State *L, int idx, size_t *len)
+{
+    char buf[64];
+    int n;
+
+    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
+        n = snprintf(buf, sizeof(buf), "%.14g",
+                     (double) lua_tonumber(L, idx));
+        idx = lua_absindex(L, idx);
+        lua_pushlstring(L, buf, n > 0 ? (size_t) n : 0);
+        lua_replace(L, idx);
+    }
+    return lua_tolstring(L, idx, len);
+}
+
 /* }====== */
 
 

@@ -77,6 +77,10 @@ int cs_sock_detach(cs_sock_t *s);
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
 
+/* [-0, +0, m] lua_tolstring, but a float is written as LuaJIT (and so
+ * OpenResty) writes it: "%.14g", 3.0 as "3" (integers stay exact) */
+const char *cs_sock_tolstring(lua_State *L, int idx, size_t *len);
+
 /* [-0, +1|2, m] the peer's (peer) or the local address of fd: host, port,
  * or "unix:/path"; nil, err when closed or on error */
 int cs_sock_push_addr(lua_State *L, int fd, int peer);

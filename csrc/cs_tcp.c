@@ -729,7 +729,7 @@ cs_tcp_data_len(lua_State *L, int idx, int depth)
     switch (lua_type(L, idx)) {
     case LUA_TSTRING:
     case LUA_TNUMBER: /* idx is a copy (lua_rawgeti) or the argument */
-        lua_tolstring(L, idx, &len);
+        cs_sock_tolstring(L, idx, &len);
         return len;
     case LUA_TTABLE:
         if (depth > 100)
@@ -762,7 +762,7 @@ cs_tcp_data_copy(lua_State *L, int idx, char *p)
     size_t len;
 
     if (lua_type(L, idx) != LUA_TTABLE) {
-        s = lua_tolstring(L, idx, &len);
+        s = cs_sock_tolstring(L, idx, &len);
         memcpy(p, s, len);
         return p + len;
     }
@@ -826,8 +826,7 @@ cs_tcp_send(lua_State *L)
     case LUA_TSTRING:
         break;
     case LUA_TNUMBER:
-        (void) luaL_tolstring(L, 2, NULL);
-        lua_replace(L, 2);
+        (void) cs_sock_tolstring(L, 2, NULL);
         break;
     case LUA_TTABLE: /* flattened now: the caller may change it at once */
         lua_settop(L, 2);
@@ -1300,7 +1299,7 @@ cs_tcp_connect(lua_State *L)
         lua_pop(L, 1);
         lua_getfield(L, opts, "pool");
         if (lua_type(L, -1) == LUA_TNUMBER) /* as OpenResty: its text */
-            (void) lua_tolstring(L, -1, NULL);
+            (void) cs_sock_tolstring(L, -1, NULL);
         else if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
             return luaL_argerror(L, opts, lua_pushfstring(L,
                 "bad \"pool\" option type: %s", luaL_typename(L, -1)));

@@ -267,6 +267,24 @@ describe("tcp:send", function()
     end)
   end)
 
+  -- LuaJIT writes numbers with "%.14g" (ngx_http_lua_write_num in
+  -- tables): a whole float has no ".0"; integers stay exact
+  it("writes floats as OpenResty does (%.14g), integers exactly", function()
+    net.run(function()
+      local c, s = net.pair()
+      assert.equal(2, c:send(10.0))
+      assert.equal(15, c:send(3.14159265357939723846))
+      assert.equal("103.1415926535794", s:receive(17))
+      local t = { 3.0, "|", -0.0, "|", 1e15, "|", 2^53, "|",
+                  math.tointeger(2^53), "|", 1/0, "|", 0.1 }
+      local want = "3|-0|1e+15|9.007199254741e+15|9007199254740992|inf|0.1"
+      assert.equal(#want, c:send(t))
+      assert.equal(want, s:receive(#want))
+      assert.equal(3.0, t[1]) -- the caller's table is left alone
+      c:close(); s:close()
+    end)
+  end)
+
   it("sends nested arrays of strings and numbers", function()
     net.run(function()
       local c, s = net.pair()

@@ -422,6 +422,7 @@ describe("cs.socket.udp", function()
       helper.run(function()
         local srv, c = pair()
         for _, case in ipairs({ { 42, "42" }, { -1.5, "-1.5" },
+                                { 10.0, "10" }, { { 2.0, 1e15 }, "21e+15" },
                                 { true, "true" }, { false, "false" } }) do
           assert.equal(1, c:send(case[1]))
           assert.equal(case[2], srv:receive())
