@@ -804,6 +804,23 @@ cs_net_bind(int fd, const cs_addr_t *a)
 
 
 int
+cs_net_bind_local(int fd, const cs_addr_t *a)
+{
+#ifdef IP_BIND_ADDRESS_NO_PORT
+    int on = 1;
+
+    /* no port: let connect() choose it, as nginx does (the 4-tuple then
+     * only has to be unique, not the local port) */
+    if (cs_net_addr_port(a) == 0 && a->ss.ss_family != AF_UNIX) {
+        (void) setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &on,
+                          sizeof(on));
+    }
+#endif
+    return cs_net_bind(fd, a);
+}
+
+
+int
 cs_net_listen(const cs_addr_t *a, int backlog, int reuseaddr, int reuseport)
 {
     int fd, on;

@@ -211,6 +211,10 @@ ssize_t cs_net_senddgram(int fd, const char *buf, size_t len);
 /* bind(2): CS_OK or CS_ERROR (errno) */
 int cs_net_bind(int fd, const cs_addr_t *a);
 
+/* the same for the local address of a client socket: with port 0 the port
+ * is chosen at connect (IP_BIND_ADDRESS_NO_PORT where there is one) */
+int cs_net_bind_local(int fd, const cs_addr_t *a);
+
 /* the peer's / the local address: CS_OK or CS_ERROR (errno) */
 int cs_net_peername(int fd, cs_addr_t *a);
 int cs_net_sockname(int fd, cs_addr_t *a);

@@ -48,6 +48,7 @@ typedef struct cs_tcp_s {
     struct cs_pool_s *slot; /* the pool counting this connection */
     struct cs_pool_s *member; /* the pool it was taken from */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
+    cs_addr_t *local;   /* bind()'s address for the next connects, or NULL */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
@@ -1164,7 +1165,10 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
     if (fd < 0)
         return cs_sock_fail(L, cs_net_strerror(errno));
     cs_sock_attach(&u->s, u->s.S, fd);
-    rc = cs_net_connect(fd, a);
+    if (u->local != NULL && cs_net_bind_local(fd, u->local) != CS_OK)
+        rc = CS_ERROR; /* e.g. "cannot assign requested address" */
+    else
+        rc = cs_net_connect(fd, a);
     if (rc == CS_OK) {
         lua_pushinteger(L, 1);
         return 1;
@@ -1456,7 +1460,67 @@ cs_tcp__gc(lua_State *L)
     cs_tcp_t *u = lua_touserdata(L, 1);
 
     cs_tcp_close_conn(u);
+    free(u->local);
+    u->local = NULL;
     return 0;
+}
+
+
+/* "ip:port" or "[ipv6]:port" (port 1..65535) into a; CS_OK or CS_ERROR */
+static int
+cs_tcp_parse_ip_port(cs_addr_t *a, const char *s, size_t len)
+{
+    const char *colon = NULL, *p;
+    int port = 0;
+
+    if (len > 0 && s[0] == '[') {
+        p = memchr(s, ']', len);
+        if (p != NULL && p + 1 < s + len && p[1] == ':')
+            colon = p + 1;
+    } else {
+        colon = memchr(s, ':', len);
+        if (colon != NULL && memchr(colon + 1, ':', len - (size_t) (colon
+                                                         - s) - 1) != NULL)
+            colon = NULL; /* a bare IPv6 address: no port */
+    }
+    if (colon == NULL || colon + 1 == s + len)
+        return CS_ERROR;
+    for (p = colon + 1; p < s + len; p++) {
+        if (*p < '0' || *p > '9' || port > 65535)
+            return CS_ERROR;
+        port = port * 10 + (*p - '0');
+    }
+    if (port < 1 || port > 65535)
+        return CS_ERROR;
+    return cs_net_parse_addr(a, s, (size_t) (colon - s), port);
+}
+
+
+/* sock:bind(address) -> true | nil, "bad address": the local IP address
+ * (optionally with ":port") the next connects bind to, as OpenResty's
+ * tcpsock:bind; a failing bind makes connect fail with its error */
+static int
+cs_tcp_bind(lua_State *L)
+{
+    cs_tcp_t *u;
+    const char *s;
+    size_t len;
+    cs_addr_t a;
+
+    if (lua_gettop(L) != 2)
+        return luaL_error(L, "expecting 2 arguments, but got %d",
+                          lua_gettop(L));
+    u = cs_tcp_check(L);
+    s = luaL_checklstring(L, 2, &len);
+    if (cs_net_is_unix(s, len)
+        || (cs_net_parse_addr(&a, s, len, 0) != CS_OK
+            && cs_tcp_parse_ip_port(&a, s, len) != CS_OK))
+        return cs_sock_fail(L, "bad address");
+    if (u->local == NULL && (u->local = malloc(sizeof(a))) == NULL)
+        return luaL_error(L, "not enough memory");
+    *u->local = a;
+    lua_pushboolean(L, 1);
+    return 1;
 }
 
 
@@ -1915,6 +1979,7 @@ cs_server__gc(lua_State *L)
 
 
 static const luaL_Reg cs_tcp_methods[] = {
+    {"bind", cs_tcp_bind},
     {"connect", cs_tcp_connect},
     {"send", cs_tcp_send},
     {"receive", cs_tcp_receive},

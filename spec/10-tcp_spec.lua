@@ -884,6 +884,124 @@ describe("tcp:close", function()
   end)
 end)
 
+-- lua-nginx-module's tcpsock:bind (t/168-tcp-socket-bind.t; "ip:port"
+-- since lua-nginx-module PR 2381)
+describe("tcp:bind", function()
+  after_each(helper.after_each)
+
+  -- connects c to a fresh listener; the address the server sees
+  local function seen_from(c)
+    local srv, port = net.listen()
+    local ok, err = c:connect("127.0.0.1", port)
+    if not ok then srv:close(); return nil, err end
+    local s = assert(srv:accept())
+    srv:close()
+    local host, sport = s:getpeername()
+    s:close()
+    return host, sport
+  end
+
+  it("binds the next connects to a local address", function()
+    net.run(function()
+      local c = cs.socket.tcp()
+      assert.same({ true }, { c:bind("127.0.0.2") })
+      assert.equal("127.0.0.2", (seen_from(c)))
+      assert.equal("127.0.0.2", (c:getsockname()))
+      c:close()
+      -- it stays for the next connect, and a later bind replaces it
+      assert.equal("127.0.0.2", (seen_from(c)))
+      c:close()
+      assert.is_true(c:bind("127.0.0.3"))
+      assert.equal("127.0.0.3", (seen_from(c)))
+      c:close()
+    end)
+  end)
+
+  it("takes ip:port", function()
+    net.run(function()
+      local c = cs.socket.tcp()
+      local port = net.free_port()
+      assert.is_true(c:bind("127.0.0.2:" .. port))
+      assert.same({ "127.0.0.2", port }, { seen_from(c) })
+      c:close()
+      assert.is_true(c:bind("[::1]:" .. port)) -- parsed; fails at connect
+      assert.is_true(c:bind("::1"))
+    end)
+  end)
+
+  it("says \"bad address\" for what is not an IP address", function()
+    net.run(function()
+      local c = cs.socket.tcp()
+      for _, bad in ipairs({ "localhost", "example.com", "unix:/tmp/x",
+                             "1.2.3", "", "127.0.0.1:", "127.0.0.1:0",
+                             "127.0.0.1:65536", "127.0.0.1:8x",
+                             "[::1]:", "[::1]x", "[1.2.3.4]:80" }) do
+        assert.same({ nil, "bad address" }, { c:bind(bad) }, bad)
+      end
+      -- a failed bind leaves the earlier one alone, and connect works
+      assert.is_true(c:bind("127.0.0.2"))
+      assert.same({ nil, "bad address" }, { c:bind("nope") })
+      assert.equal("127.0.0.2", (seen_from(c)))
+      c:close()
+    end)
+  end)
+
+  it("makes connect fail when the address cannot be bound", function()
+    net.run(function()
+      local fds = helper.fds()
+      local c = cs.socket.tcp()
+      assert.is_true(c:bind("8.8.8.8")) -- not an address of this host
+      assert.same({ nil, "cannot assign requested address" },
+                  { seen_from(c) })
+      assert.same({ nil, "closed" }, { c:send("x") })
+      assert.is_true(c:bind("::1")) -- the wrong family for the peer
+      local ok, err = seen_from(c)
+      assert.is_nil(ok)
+      assert.is_string(err)
+      c:close()
+      assert.equal(fds, helper.fds())
+    end)
+  end)
+
+  it("goes with pooled connections (t/168 TEST 3)", function()
+    net.run(function()
+      local srv, port = net.listen()
+      spawn(function()
+        local s = srv:accept()
+        s:receive("*a")
+        s:close()
+      end)
+      local reused = {}
+      for i = 1, 2 do
+        local c = cs.socket.tcp()
+        assert.is_true(c:bind("127.0.0.1"))
+        assert.equal(1, c:connect("127.0.0.1", port))
+        reused[i] = c:getreusedtimes()
+        assert.equal(1, c:setkeepalive())
+      end
+      assert.same({ 0, 1 }, reused)
+      local c = cs.socket.tcp()
+      assert.equal(1, c:connect("127.0.0.1", port))
+      c:close()
+      srv:close()
+    end)
+  end)
+
+  it("raises for wrong arguments", function()
+    net.run(function()
+      local c = cs.socket.tcp()
+      assert.has_error(function() c:bind() end,
+                       "expecting 2 arguments, but got 1")
+      assert.has_error(function() c:bind("127.0.0.1", 80) end,
+                       "expecting 2 arguments, but got 3")
+      assert.error_matches(function() c:bind({}) end,
+                           "bad argument #1 to 'bind' %(string expected")
+      assert.error_matches(function() cs.socket.tcp().bind(1, "1.2.3.4") end,
+                           "corosched.tcp expected")
+    end)
+  end)
+end)
+
 describe("tcp:getpeername / getsockname", function()
   after_each(helper.after_each)
 
