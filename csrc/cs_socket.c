@@ -283,14 +283,19 @@ cs_sock_fail(lua_State *L, const char *err)
 
 
 const char *
-cs_sock_tolstring(lua_State *L, int idx, size_t *len)
+cs_sock_tolstring(lua_State *L, int idx, int in_table, size_t *len)
 {
     char buf[64];
+    double d;
     int n;
 
     if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
-        n = snprintf(buf, sizeof(buf), "%.14g",
-                     (double) lua_tonumber(L, idx));
+        d = (double) lua_tonumber(L, idx);
+        if (in_table && d >= -2147483648.0 && d <= 2147483647.0
+            && d == (double) (int) d) /* ngx_http_lua_write_num: -0.0 too */
+            n = snprintf(buf, sizeof(buf), "%d", (int) d);
+        else
+            n = snprintf(buf, sizeof(buf), "%.14g", d);
         idx = lua_absindex(L, idx);
         lua_pushlstring(L, buf, n > 0 ? (size_t) n : 0);
         lua_replace(L, idx);

@@ -77,9 +77,12 @@ int cs_sock_detach(cs_sock_t *s);
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
 
-/* [-0, +0, m] lua_tolstring, but a float is written as LuaJIT (and so
- * OpenResty) writes it: "%.14g", 3.0 as "3" (integers stay exact) */
-const char *cs_sock_tolstring(lua_State *L, int idx, size_t *len);
+/* [-0, +0, m] lua_tolstring, but a float is written as OpenResty writes
+ * it: "%.14g" as LuaJIT's tostring (3.0 as "3"), and inside a table
+ * (in_table) one that is a whole int32 as that int (-0.0 as "0"), as
+ * ngx_http_lua_write_num. Integers stay exact. */
+const char *cs_sock_tolstring(lua_State *L, int idx, int in_table,
+                              size_t *len);
 
 /* [-0, +1|2, m] the peer's (peer) or the local address of fd: host, port,
  * or "unix:/path"; nil, err when closed or on error */

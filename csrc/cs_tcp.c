@@ -729,8 +729,8 @@ cs_tcp_data_len(lua_State *L, int idx, int depth)
 
     switch (lua_type(L, idx)) {
     case LUA_TSTRING:
-    case LUA_TNUMBER: /* idx is a copy (lua_rawgeti) or the argument */
-        cs_sock_tolstring(L, idx, &len);
+    case LUA_TNUMBER: /* an element: idx is a copy (lua_rawgeti) */
+        cs_sock_tolstring(L, idx, 1, &len);
         return len;
     case LUA_TTABLE:
         if (depth > 100)
@@ -763,7 +763,7 @@ cs_tcp_data_copy(lua_State *L, int idx, char *p)
     size_t len;
 
     if (lua_type(L, idx) != LUA_TTABLE) {
-        s = cs_sock_tolstring(L, idx, &len);
+        s = cs_sock_tolstring(L, idx, 1, &len);
         memcpy(p, s, len);
         return p + len;
     }
@@ -827,7 +827,7 @@ cs_tcp_send(lua_State *L)
     case LUA_TSTRING:
         break;
     case LUA_TNUMBER:
-        (void) cs_sock_tolstring(L, 2, NULL);
+        (void) cs_sock_tolstring(L, 2, 0, NULL);
         break;
     case LUA_TTABLE: /* flattened now: the caller may change it at once */
         lua_settop(L, 2);
@@ -1303,7 +1303,7 @@ cs_tcp_connect(lua_State *L)
         lua_pop(L, 1);
         lua_getfield(L, opts, "pool");
         if (lua_type(L, -1) == LUA_TNUMBER) /* as OpenResty: its text */
-            (void) cs_sock_tolstring(L, -1, NULL);
+            (void) cs_sock_tolstring(L, -1, 0, NULL);
         else if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING)
             return luaL_argerror(L, opts, lua_pushfstring(L,
                 "bad \"pool\" option type: %s", luaL_typename(L, -1)));

@@ -401,7 +401,7 @@ cs_udp_measure(lua_State *L, int idx, size_t *len, int depth)
         switch (lua_rawgeti(L, idx, i)) {
         case LUA_TSTRING:
         case LUA_TNUMBER:
-            cs_sock_tolstring(L, -1, &l);
+            cs_sock_tolstring(L, -1, 1, &l);
             *len += l;
             break;
         case LUA_TTABLE:
@@ -428,7 +428,7 @@ cs_udp_copy(lua_State *L, int idx, char *p)
         if (lua_rawgeti(L, idx, i) == LUA_TTABLE) {
             p = cs_udp_copy(L, lua_gettop(L), p);
         } else {
-            s = cs_sock_tolstring(L, -1, &l);
+            s = cs_sock_tolstring(L, -1, 1, &l);
             memcpy(p, s, l);
             p += l;
         }
@@ -455,7 +455,7 @@ cs_udp_send(lua_State *L)
     switch (lua_type(L, 2)) {
     case LUA_TSTRING:
     case LUA_TNUMBER:
-        p = cs_sock_tolstring(L, 2, &len);
+        p = cs_sock_tolstring(L, 2, 0, &len);
         break;
     case LUA_TNIL:
         p = "nil";

@@ -812,7 +812,7 @@ local ROWS = {
   -- a connected socket (read timeout 20 ms; its peer sends nothing)
   { "conn:send(true)",
     R"bad argument #1 to 'send' (bad data type boolean found)" },
-  { "conn:send({1, 2.5, 'x', {-0.0}})", V(9) },
+  { "conn:send({1, 2.5, 'x', {-0.0}})", V(6) }, -- "12.5x0", as OpenResty
   { "conn:send('')", V(0) },
   { "conn:send(NUL)", V(3) },
   { "conn:send(maxint)", V(19) },
