@@ -31,11 +31,18 @@ HDRS = $(wildcard csrc/*.h)
 OBJS = $(SRCS:csrc/%.c=$(BUILD)/%.o)
 MOD  = $(BUILD)/corosched/core.so
 
+# corosched.re (ngx.re on PCRE2): built when pkg-config finds libpcre2-8
+HAVE_PCRE2  ?= $(shell pkg-config --exists libpcre2-8 2>/dev/null && echo 1)
+PCRE2_CFLAGS = $(shell pkg-config --cflags libpcre2-8 2>/dev/null)
+PCRE2_LIBS   = $(shell pkg-config --libs libpcre2-8 2>/dev/null)
+RE_SRCS = $(if $(HAVE_PCRE2),csrc/cs_re.c)
+RE_MOD  = $(if $(HAVE_PCRE2),$(BUILD)/corosched/re.so)
+
 BUSTED_ARGS ?=
 BUSTED = $(LUA) /usr/bin/busted --ignore-lua --cpath='$(BUILD)/?.so' \
          --lpath='lua/?.lua;lua/?/init.lua' $(BUSTED_ARGS)
 
-all: $(MOD)
+all: $(MOD) $(RE_MOD)
 
 $(BUILD)/%.o: csrc/%.c $(HDRS) Makefile
 	@mkdir -p $(dir $@)
@@ -44,6 +51,12 @@ $(BUILD)/%.o: csrc/%.c $(HDRS) Makefile
 $(MOD): $(OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_SO) -o $@ $(OBJS) $(EVENT_LIBS)
+
+$(BUILD)/cs_re.o: CFLAGS += $(PCRE2_CFLAGS)
+
+$(BUILD)/corosched/re.so: $(BUILD)/cs_re.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_SO) -o $@ $< $(PCRE2_LIBS)
 
 # what a fresh Debian 12 machine lacks, installed only when missing
 deps:
@@ -104,7 +117,7 @@ cppcheck:
 	cppcheck -q --std=c99 --library=lua --library=posix \
 	    --enable=warning,style,performance,portability \
 	    --suppress=variableScope --suppress=constParameter -U__clang_analyzer__ \
-	    --inline-suppr --error-exitcode=1 -Icsrc $(SRCS)
+	    --inline-suppr --error-exitcode=1 -Icsrc $(SRCS) $(RE_SRCS)
 
 format:
 	clang-format -i csrc/*.c csrc/*.h
@@ -129,7 +142,7 @@ check-gcstress: deps
 TIDY_CHECKS = -*,clang-analyzer-*,-clang-analyzer-unix.Malloc,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-implicit-widening-of-multiplication-result,cert-err34-c,misc-redundant-expression
 tidy:
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' \
-	    $(SRCS) -- $(CSTD) $(DEFS) $(LUA_INC) -Icsrc
+	    $(SRCS) $(RE_SRCS) -- $(CSTD) $(DEFS) $(LUA_INC) $(PCRE2_CFLAGS) -Icsrc
 
 # soak: a corosched echo server and client churning 9,000 connections for
 # SOAK_TIME s, 1,000,000 spawn/kill/wait cycles, random timers; fails when

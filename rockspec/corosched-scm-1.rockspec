@@ -23,6 +23,10 @@ external_dependencies = {
       header = "event2/event.h",
       library = "event_core",
    },
+   PCRE2 = {
+      header = "pcre2.h",
+      library = "pcre2-8",
+   },
 }
 build = {
    type = "builtin",
@@ -39,6 +43,12 @@ build = {
          libraries = { "event_core", "event_extra" },
          incdirs = { "csrc", "$(LIBEVENT_INCDIR)" },
          libdirs = { "$(LIBEVENT_LIBDIR)" },
+      },
+      ["corosched.re"] = {
+         sources = { "csrc/cs_re.c" },
+         libraries = { "pcre2-8" },
+         incdirs = { "csrc", "$(PCRE2_INCDIR)" },
+         libdirs = { "$(PCRE2_LIBDIR)" },
       },
       ["corosched"] = "lua/corosched/init.lua",
       ["corosched.ngx"] = "lua/corosched/ngx.lua",

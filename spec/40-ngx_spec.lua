@@ -533,14 +533,42 @@ describe("corosched.ngx", function()
     end)
   end)
 
+  describe("ngx.re", function()
+    it("is corosched.re (PCRE2), the same functions", function()
+      local ngx = ngxc.install()
+      local re = require "corosched.re"
+      for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
+        assert.equal(re[f], ngx.re[f], f)
+      end
+      -- lua-resty-http's header parsing, on the way it calls it
+      local m = ngx.re.match("Content-Type: text/plain",
+                             "([^:\\s]+):\\s*(.*)", "jo")
+      assert.same({ [0] = "Content-Type: text/plain", "Content-Type",
+                    "text/plain" }, m)
+      assert.same({ 1, 3 }, { ngx.re.find("  \t", "^\\s*$", "jo") })
+      assert.same({ "a-b-c", 2 }, { ngx.re.gsub("a b c", " ", "-", "jo") })
+    end)
+
+    it("raises a clear error when corosched.re is not built", function()
+      local saved = package.loaded["corosched.re"]
+      local saved_ngx = package.loaded["corosched.ngx"]
+      package.loaded["corosched.ngx"] = nil
+      package.loaded["corosched.re"] = nil
+      package.preload["corosched.re"] = function() error("not built") end
+      local ok, mod = pcall(require, "corosched.ngx")
+      package.preload["corosched.re"] = nil
+      package.loaded["corosched.re"] = saved
+      package.loaded["corosched.ngx"] = saved_ngx
+      assert.is_true(ok)
+      assert.has_error(function() mod.ngx.re.match("a", "a") end,
+        "corosched.ngx: ngx.re.match is not available (corosched.re was "
+        .. "not built: no PCRE2)")
+    end)
+  end)
+
   describe("what cannot be provided", function()
     it("raises a clear error when called or indexed", function()
       local ngx = ngxc.install()
-      local PCRE = "(no PCRE in stock Lua)"
-      for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
-        assert.has_error(function() ngx.re[f]("a", "a") end,
-          "corosched.ngx: ngx.re." .. f .. " is not available " .. PCRE)
-      end
       local REQ = " is not available (no nginx request)"
       assert.has_error(function() ngx.exit(200) end,
         "corosched.ngx: ngx.exit" .. REQ)

@@ -1048,8 +1048,11 @@ local ngx = {
                              "no nginx shared memory zones"),
   re = {},
 }
+-- ngx.re: corosched.re (PCRE2), when it was built
+local re_ok, re_mod = pcall(require, "corosched.re")
 for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
-  ngx.re[f] = unavailable("ngx.re." .. f, "no PCRE in stock Lua")
+  ngx.re[f] = re_ok and re_mod[f]
+    or unavailable("ngx.re." .. f, "corosched.re was not built: no PCRE2")
 end
 for i, name in ipairs(LEVELS) do ngx[name] = i - 1 end
 
