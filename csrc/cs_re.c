@@ -30,6 +30,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,23 @@ typedef struct cs_re_cache_s {
     int n;
     int nojit;              /* under valgrind: "j" does not JIT-compile */
 } cs_re_cache_t;
+
+
+/* [-0, +1, e] luaL_tolstring, but a float as LuaJIT's tostring (so
+ * OpenResty) writes it: "%.14g", 2.0 as "2" (integers stay exact) */
+static const char *
+cs_re_tostring(lua_State *L, int idx, size_t *len)
+{
+    char buf[64];
+    int n;
+
+    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
+        n = snprintf(buf, sizeof(buf), "%.14g", (double) lua_tonumber(L, idx));
+        lua_pushlstring(L, buf, n > 0 ? (size_t) n : 0);
+        return lua_tolstring(L, -1, len);
+    }
+    return luaL_tolstring(L, idx, len);
+}
 
 
 /* {====== compiling ====== */
@@ -507,7 +525,7 @@ cs_re_match_helper(lua_State *L, int want_caps)
     int rc, ctx;
 
     lua_settop(L, 5);
-    s = luaL_tolstring(L, 1, &len);                  /* 6 */
+    s = cs_re_tostring(L, 1, &len);                  /* 6 */
     ctx = lua_toboolean(L, 4);
     if (ctx)
         luaL_checktype(L, 4, LUA_TTABLE);
@@ -648,7 +666,7 @@ cs_re_gmatch(lua_State *L)
     cs_re_t *re;
 
     lua_settop(L, 3);
-    luaL_tolstring(L, 1, NULL);                      /* 4 */
+    cs_re_tostring(L, 1, NULL);                      /* 4 */
     re = cs_re_compile(L, 2, 3);                     /* 5 */
     if (re == NULL)
         return cs_re_fail(L, 1);
@@ -864,7 +882,7 @@ cs_re_sub_tpl(lua_State *L, cs_re_t *re, cs_re_run_t *st)
 static int
 cs_re_took(lua_State *L, cs_re_run_t *st)
 {
-    luaL_tolstring(L, -1, NULL);
+    cs_re_tostring(L, -1, NULL);
     lua_rawseti(L, 8, ++st->npieces);
     lua_pop(L, 1);
     st->cp = st->end;
@@ -933,9 +951,9 @@ cs_re_sub_helper(lua_State *L, int global)
     cs_re_t *re;
 
     lua_settop(L, 4);
-    luaL_tolstring(L, 1, NULL);                      /* 5 */
+    cs_re_tostring(L, 1, NULL);                      /* 5 */
     if (!func) {
-        luaL_tolstring(L, 3, NULL);
+        cs_re_tostring(L, 3, NULL);
         lua_replace(L, 3);
     }
     re = cs_re_compile(L, 2, 4);                     /* 6 */

@@ -533,6 +533,36 @@ describe("corosched.ngx", function()
     end)
   end)
 
+  -- OpenResty runs on LuaJIT: a number becomes text with "%.14g" (2.0 as
+  -- "2"), and ngx.print writes a whole number inside an array as an int
+  -- (ngx_http_lua_write_num: -0.0 as "0"); Lua 5.4 integers stay exact
+  describe("numbers", function()
+    it("are written as OpenResty writes them", function()
+      local ngx = ngxc.install()
+      assert.equal(ngxc.numstr(2.0), "2")
+      assert.equal("n=10&p=2&q=0.5&r=9007199254740993",
+                   ngx.encode_args({ n = 10.0, p = 4 / 2, q = 0.5,
+                                     r = 9007199254740993 }))
+      assert.equal("a=1&a=2", ngx.encode_args({ a = { 1, 2.0 } }))
+      assert.equal("10", ngx.escape_uri(10.0))
+      assert.equal("1e%2B15", ngx.escape_uri(1e15))
+      assert.equal("'10'", ngx.quote_sql_str(10.0))
+      assert.equal(ngx.md5("1"), ngx.md5(1.0))
+      assert.equal(ngx.encode_base64("3"), ngx.encode_base64(3.0))
+      assert.equal(ngx.crc32_long("1"), ngx.crc32_long(1.0))
+      assert.equal("2", ngx.re.match(2.0, "\\d+")[0])
+      assert.equal("x7", (ngx.re.sub("xy", "y", 7.0)))
+      assert.equal("a2b4", (ngx.re.gsub("a1b2", "\\d",
+                                         function(m) return m[0] * 2.0 end)))
+      local out = capture("stdout", function()
+        ngx.print(2.0, " ", -0.0, " ", { 3.0, -0.0, 2^31, 0.25 }, " ", 7)
+      end)
+      assert.equal("2 -0 302147483648" .. "0.25 7", out)
+      local log = capture("stderr", function() ngx.log(ngx.ERR, 1.0) end)
+      assert.matches("%] 1\n$", log)
+    end)
+  end)
+
   describe("ngx.re", function()
     it("is corosched.re (PCRE2), the same functions", function()
       local ngx = ngxc.install()

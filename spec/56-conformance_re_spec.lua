@@ -1742,6 +1742,22 @@ describe("corosched.re", function()
     local it = re.gmatch(s, rx)
     assert.are.equal("x", it()[40])
   end)
+
+  -- the subject, a template and a function's result go through tostring
+  -- as on LuaJIT: a float with "%.14g" (2.0 as "2"), integers exactly
+  it("writes numbers as LuaJIT's tostring", function()
+    assert.are.equal("2", re.match(2.0, "\\d+")[0])
+    assert.are.equal("1e+15", re.match(1e15, ".*")[0])
+    assert.are.equal("9007199254740993",
+                     re.match(9007199254740993, ".*")[0])
+    assert.are.same({ 1, 1 }, { re.find(7.0, "7") })
+    assert.are.same({ "x7", 1 }, { re.sub("xy", "y", 7.0) })
+    assert.are.same({ "a2b4", 2 }, { re.gsub("a1b2", "\\d",
+                                     function(m) return m[0] * 2.0 end) })
+    local it = re.gmatch(0.5, "\\d")
+    assert.are.equal("0", it()[0])
+    assert.are.equal("5", it()[0])
+  end)
 end)
 
 -- }======

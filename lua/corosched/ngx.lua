@@ -49,13 +49,26 @@ local function argerror(n, fname, msg, level)
   error(("bad argument #%d to '%s' (%s)"):format(n, fname, msg), level)
 end
 
+-- a number as LuaJIT's tostring (so OpenResty) writes it: a float with
+-- "%.14g" (2.0 as "2"); an integer exactly (LuaJIT has none). in_table:
+-- as ngx_http_lua_write_num writes the numbers of an array (ngx.print),
+-- a whole float in the int32 range as that int (-0.0 as "0")
+local function numstr(n, in_table)
+  if mtype(n) ~= "float" then return tostring(n) end
+  if in_table and n >= -2147483648 and n <= 2147483647 and n == floor(n) then
+    return format("%d", n)
+  end
+  return format("%.14g", n)
+end
+_M.numstr = numstr
+
 -- the string argument of the string helpers: nil counts as "" and numbers
 -- are converted, as in ngx_lua
 local function checkstr(s, fname, n)
   local t = type(s)
   if t == "string" then return s end
   if t == "nil" then return "" end
-  if t == "number" then return tostring(s) end
+  if t == "number" then return numstr(s) end
   argerror(n or 1, fname, "string expected, got " .. t, 4)
 end
 
@@ -65,6 +78,7 @@ end
 local function tostr(s)
   if type(s) == "string" then return s end
   if not s then return "" end
+  if type(s) == "number" then return numstr(s) end
   return tostring(s)
 end
 
@@ -740,9 +754,8 @@ end
 local function log_str(v, i)
   local t = type(v)
   if t == "string" then return v end
-  if t == "number" or t == "boolean" or t == "nil" then
-    return tostring(v)
-  end
+  if t == "number" then return numstr(v) end
+  if t == "boolean" or t == "nil" then return tostring(v) end
   if v == cs.null then return "null" end
   if t == "table" then
     local mt = getmetatable(v)
@@ -778,16 +791,18 @@ local function log(...)
 end
 
 -- ngx.print's values: arrays are flattened, nested too
-local function out_parts(fname, parts, v, i)
+local function out_parts(fname, parts, v, i, in_table)
   local t = type(v)
   if t == "string" then
     parts[#parts + 1] = v
-  elseif t == "number" or t == "boolean" or t == "nil" then
+  elseif t == "number" then
+    parts[#parts + 1] = numstr(v, in_table)
+  elseif t == "boolean" or t == "nil" then
     parts[#parts + 1] = tostring(v)
   elseif v == cs.null then
     parts[#parts + 1] = "null"
   elseif t == "table" then
-    for j = 1, #v do out_parts(fname, parts, v[j], i) end
+    for j = 1, #v do out_parts(fname, parts, v[j], i, true) end
   else
     argerror(i, fname, "string, number, boolean, nil, ngx.null, or array "
              .. "table expected, got " .. t)
