@@ -52,6 +52,7 @@ build = {
       },
       ["corosched"] = "lua/corosched/init.lua",
       ["corosched.ngx"] = "lua/corosched/ngx.lua",
+      ["corosched.http"] = "lua/corosched/http.lua",
    },
 }
 test = {
