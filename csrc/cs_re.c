@@ -993,7 +993,20 @@ cs_re_gsub(lua_State *L)
 /* }====== */
 
 
+/* re.cached() -> the number of regexes the "o" cache holds (lua-resty-core's
+ * ngx.re.opt refuses to change the JIT stack once there are some) */
+static int
+cs_re_cached(lua_State *L)
+{
+    const cs_re_cache_t *cache = lua_touserdata(L, lua_upvalueindex(1));
+
+    lua_pushinteger(L, cache->n);
+    return 1;
+}
+
+
 static const luaL_Reg cs_re_funcs[] = {
+    {"cached", cs_re_cached},
     {"match", cs_re_match},
     {"find", cs_re_find},
     {"gmatch", cs_re_gmatch},

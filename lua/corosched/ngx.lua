@@ -1073,6 +1073,158 @@ for i, name in ipairs(LEVELS) do ngx[name] = i - 1 end
 
 _M.ngx = ngx
 
+---------------------------------------------------------------------------
+-- require "ngx.re": lua-resty-core's split and opt, on corosched.re's
+-- match (with ctx.pos); only when corosched.re was built
+
+local ngx_re
+if re_ok then
+  local re_match = re_mod.match
+
+  -- whether UTF mode is on (opts u or U, or a leading (*UTF)): an empty
+  -- match is then followed by a search one character on, as corosched.re
+  -- does (lua-resty-core steps one byte and fails inside a character)
+  local function split_utf(regex, opts)
+    if opts and opts:find("[uU]") then return true end
+    local i = 1
+    while true do
+      local verb, j = regex:match("^%(%*([%w_=]+)%)()", i)
+      if not verb then return false end
+      if verb == "UTF" then return true end
+      i = j
+    end
+  end
+
+  -- res, or nil, err. A match separates two fields unless it is empty
+  -- and starts where the current field does (so "" and "|" split into
+  -- characters, and "^" without "m" splits nothing); group 1 of the
+  -- match, when it took part, goes between them; with max > 0 at most
+  -- max - 1 matches are used and the rest of the subject is the last
+  -- field; without, the empty fields at the end are dropped when the
+  -- subject ends with a match. The entry after the last is set to nil
+  -- (res may be a table reused as is); ctx.pos becomes where the next
+  -- search would start
+  local function split(subj, regex, opts, ctx, max, res)
+    if type(subj) ~= "string" then
+      subj = mtype(subj) and numstr(subj) or tostring(subj)
+    end
+    if mtype(regex) then
+      regex = numstr(regex)
+    elseif type(regex) ~= "string" then
+      argerror(2, "split", "string expected, got " .. type(regex))
+    end
+    if opts and type(opts) ~= "string" then
+      argerror(3, "split", "string expected, got " .. type(opts))
+    end
+    local start = 1
+    if ctx then
+      if type(ctx) ~= "table" then
+        argerror(4, "split", "table expected, got " .. type(ctx))
+      end
+      if ctx.pos == nil then ctx.pos = 1 end
+      local p = tonumber(ctx.pos)
+      if not p then
+        error("bad ctx.pos (number expected, got " .. type(ctx.pos) .. ")",
+              2)
+      end
+      if p > 1 then start = floor(p) end -- (below 1, NaN: the start)
+    end
+    if not max then
+      max = 0
+    elseif not mtype(max) then
+      argerror(5, "split", "number expected, got " .. type(max))
+    end
+    if not res then
+      res = {}
+    elseif type(res) ~= "table" then
+      error("res is not a table", 2)
+    end
+
+    local len = #subj
+    if start > len then
+      res[1] = nil
+      return res
+    end
+
+    -- in UTF mode the first search checks the whole subject; the next
+    -- ones skip the check ("U"), as corosched.re's gmatch and gsub do
+    local utf = split_utf(regex, opts)
+    local mopts, next_opts = opts, opts
+    if utf and not (opts and opts:find("U", 1, true)) then
+      next_opts = (opts or ""):gsub("u", "") .. "U"
+    end
+    local mctx, caps = {}, {}
+    local field, from, n, count = start, start, 0, 1
+    while (max <= 0 or count < max) and from <= len + 1 do
+      mctx.pos = from
+      local m, err = re_match(subj, regex, mopts, mctx, caps)
+      if not m then
+        if err then return nil, err end
+        break
+      end
+      mopts = next_opts
+      local e = mctx.pos -- after the match
+      local s = e - #m[0]
+      from = e
+      if s == e then
+        from = e + 1
+        while utf and from <= len and byte(subj, from) & 0xc0 == 0x80 do
+          from = from + 1
+        end
+      end
+      if s > field or s < e then
+        n = n + 1
+        res[n] = subj:sub(field, s - 1)
+        if m[1] then
+          n = n + 1
+          res[n] = m[1]
+        end
+        field = e
+        count = count + 1
+        if field > len then break end
+      end
+    end
+
+    if max <= 0 and field > len then
+      local top = n
+      while n > 0 and res[n] == "" do
+        res[n] = nil
+        n = n - 1
+      end
+      if n == 0 then res[top + 1] = nil end
+    else
+      n = n + 1
+      res[n] = subj:sub(field)
+    end
+    res[n + 1] = nil
+    if ctx then ctx.pos = from end
+    return res
+  end
+
+  -- whether corosched.re's "o" cache holds a regex (lua-resty-core's
+  -- is_regex_cache_empty)
+  local function re_cached() return re_mod.cached() > 0 end
+
+  -- lua-resty-core's checks and messages; then nothing: corosched.re
+  -- keeps PCRE2's default JIT stack (32 KiB), a match that needs more
+  -- fails with "pcre_exec() failed: -46"
+  local function opt(option, value)
+    if option ~= "jit_stack_size" then
+      error("unrecognized option name", 2)
+    end
+    if re_cached() then
+      error("changing jit stack size is not allowed when some regexs have "
+            .. "already been compiled and cached", 2)
+    end
+    -- (the FFI's int: any number will do)
+    if not mtype(value) then
+      argerror(2, "opt", "number expected, got " .. type(value))
+    end
+  end
+
+  ngx_re = { split = split, opt = opt }
+end
+
 -- the modules install() adds to package.preload
 _M.modules = {
   -- new(n) as lua-resty-core's: n = tonumber(n) or 0, so that
@@ -1086,6 +1238,7 @@ _M.modules = {
     end,
   },
   ["ngx.base64"] = _M.base64,
+  ["ngx.re"] = ngx_re, -- (nil without corosched.re)
   ["bit"] = bit,
   ["table.new"] = table_new,
   ["table.clear"] = table_clear,
