@@ -47,4 +47,21 @@ function M.saver(extra)
   return save, restore
 end
 
+-- a second copy of corosched.ngx, loaded as when corosched.re was not
+-- built (its require fails); corosched.ngx and corosched.re stay loaded
+-- as they were
+function M.ngx_without_re()
+  local saved_re = package.loaded["corosched.re"]
+  local saved_ngx = package.loaded["corosched.ngx"]
+  package.loaded["corosched.ngx"] = nil
+  package.loaded["corosched.re"] = nil
+  package.preload["corosched.re"] = function() error("not built") end
+  local ok, mod = pcall(require, "corosched.ngx")
+  package.preload["corosched.re"] = nil
+  package.loaded["corosched.re"] = saved_re
+  package.loaded["corosched.ngx"] = saved_ngx
+  assert(ok, mod)
+  return mod
+end
+
 return M
