@@ -10,6 +10,7 @@
 #define CS_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <lua.h>
 #include <lauxlib.h>
 
@@ -43,6 +44,23 @@ LUALIB_API int(luaL_typeerror)(lua_State *L, int arg, const char *tname)
 #define CS_UDP_MT    "corosched.udp"
 
 #include "cs_rc.h"
+
+/* a float as OpenResty writes it: "%.14g", as LuaJIT's tostring (3.0 as
+ * "3"); in_table: a whole one in the int32 range as that int (-0.0 as
+ * "0"), as ngx_http_lua_write_num does for the numbers of an array. The
+ * length written to buf (64 bytes are enough). */
+static inline size_t
+cs_numfmt(char *buf, size_t size, double d, int in_table)
+{
+    int n;
+
+    if (in_table && d >= -2147483648.0 && d <= 2147483647.0
+        && d == (double) (int) d)
+        n = snprintf(buf, size, "%d", (int) d);
+    else
+        n = snprintf(buf, size, "%.14g", d);
+    return n > 0 ? (size_t) n : 0;
+}
 
 typedef struct cs_sched_s cs_sched_t;
 typedef struct cs_co_s cs_co_t;

@@ -30,7 +30,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,11 +105,10 @@ static const char *
 cs_re_tostring(lua_State *L, int idx, size_t *len)
 {
     char buf[64];
-    int n;
 
     if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
-        n = snprintf(buf, sizeof(buf), "%.14g", (double) lua_tonumber(L, idx));
-        lua_pushlstring(L, buf, n > 0 ? (size_t) n : 0);
+        lua_pushlstring(L, buf, cs_numfmt(buf, sizeof(buf),
+                                          (double) lua_tonumber(L, idx), 0));
         return lua_tolstring(L, -1, len);
     }
     return luaL_tolstring(L, idx, len);

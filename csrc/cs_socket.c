@@ -286,18 +286,12 @@ const char *
 cs_sock_tolstring(lua_State *L, int idx, int in_table, size_t *len)
 {
     char buf[64];
-    double d;
-    int n;
 
     if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
-        d = (double) lua_tonumber(L, idx);
-        if (in_table && d >= -2147483648.0 && d <= 2147483647.0
-            && d == (double) (int) d) /* ngx_http_lua_write_num: -0.0 too */
-            n = snprintf(buf, sizeof(buf), "%d", (int) d);
-        else
-            n = snprintf(buf, sizeof(buf), "%.14g", d);
+        size_t n = cs_numfmt(buf, sizeof(buf), (double) lua_tonumber(L, idx),
+                             in_table);
         idx = lua_absindex(L, idx);
-        lua_pushlstring(L, buf, n > 0 ? (size_t) n : 0);
+        lua_pushlstring(L, buf, n);
         lua_replace(L, idx);
     }
     return lua_tolstring(L, idx, len);
