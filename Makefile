@@ -8,6 +8,7 @@ LUA         ?= lua$(LUA_VERSION)
 LUA_INC     ?= $(shell pkg-config --cflags lua$(LUA_VERSION) 2>/dev/null)
 EVENT_LIBS  ?= $(shell pkg-config --libs libevent_core libevent_extra 2>/dev/null \
                  || echo -levent_core -levent_extra)
+SSL_LIBS    ?= $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 BUILD       ?= build
 
 CSTD    = -std=c99 -D_GNU_SOURCE
@@ -25,7 +26,7 @@ LDFLAGS_SO = -shared $(EXTRA_LDFLAGS)
 SRCS = csrc/corosched.c csrc/cs_sched.c csrc/cs_thread.c \
        csrc/cs_coroutine.c csrc/cs_timer.c csrc/cs_sync.c \
        csrc/cs_map.c csrc/cs_buffer.c csrc/cs_net.c csrc/cs_socket.c \
-       csrc/cs_tcp.c \
+       csrc/cs_tcp.c csrc/cs_tls.c \
        $(wildcard csrc/cs_udp.c)
 HDRS = $(wildcard csrc/*.h)
 OBJS = $(SRCS:csrc/%.c=$(BUILD)/%.o)
@@ -50,7 +51,7 @@ $(BUILD)/%.o: csrc/%.c $(HDRS) Makefile
 
 $(MOD): $(OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_SO) -o $@ $(OBJS) $(EVENT_LIBS)
+	$(CC) $(LDFLAGS_SO) -o $@ $(OBJS) $(EVENT_LIBS) $(SSL_LIBS)
 
 $(BUILD)/cs_re.o: CFLAGS += $(PCRE2_CFLAGS)
 

@@ -321,14 +321,32 @@ cs_plain_send(void *io, int fd, const char *buf, size_t len, short *want)
 
 
 static void
-cs_plain_free(void *io)
+cs_plain_free(void *io, int fd)
 {
     (void) io;
+    (void) fd;
+}
+
+
+static int
+cs_plain_idle(void *io, int fd)
+{
+    (void) io;
+    return cs_net_idle_state(fd);
+}
+
+
+static size_t
+cs_plain_pending(void *io)
+{
+    (void) io;
+    return 0;
 }
 
 
 const cs_transport_t cs_transport_plain = {
-    "plain", cs_plain_recv, cs_plain_send, cs_plain_free, 1
+    "plain", cs_plain_recv, cs_plain_send, cs_plain_free, cs_plain_idle,
+    cs_plain_pending, 1
 };
 
 /* }====== */

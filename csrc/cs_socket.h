@@ -39,7 +39,15 @@ typedef struct cs_transport_s {
     ssize_t (*recv)(void *io, int fd, char *buf, size_t len, short *want);
     ssize_t (*send)(void *io, int fd, const char *buf, size_t len,
                     short *want);
-    void (*free)(void *io); /* the connection is being closed */
+    /* the connection is being closed; fd is still open (a TLS close_notify
+     * may go out), or -1 when it was closed already */
+    void (*free)(void *io, int fd);
+    /* what an idle connection holds: CS_OK (nothing; a TLS session
+     * ticket is consumed), CS_CLOSED (the peer closed) or CS_ERROR (data
+     * nobody asked for, or an error) */
+    int (*idle)(void *io, int fd);
+    /* bytes received and decoded but not read yet (TLS records) */
+    size_t (*pending)(void *io);
     int kernel_buffered;
 } cs_transport_t;
 

@@ -7,7 +7,8 @@
  * fd is ready. Receive patterns run over cs_buffer (Lua-free); every
  * syscall goes through cs_net.
  *
- * User values of a "corosched.tcp" userdata: 1 = the pool key (string).
+ * User values of a "corosched.tcp" userdata: 1 = the pool key (string),
+ * 2 = the host given to connect (sslhandshake's default server name).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "cs_buffer.h"
 #include "cs_socket.h"
+#include "cs_tls.h"
 
 #define CS_TCP_DEFAULT_TIMEOUT 60000   /* ms: OpenResty's lua_socket_*  */
 #define CS_TCP_DEFAULT_MAXLINE (1024 * 1024)
@@ -49,6 +51,7 @@ typedef struct cs_tcp_s {
     struct cs_pool_s *member; /* the pool it was taken from */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
     cs_addr_t *local;   /* bind()'s address for the next connects, or NULL */
+    cs_tls_conf_t *tls; /* client certificate, CA file; or NULL */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
@@ -92,6 +95,9 @@ typedef struct cs_pitem_s {
     cs_link_t link;
     cs_pool_t *pool;
     struct event *ev;   /* EOF, unexpected data or the idle timeout */
+    const cs_transport_t *tp; /* and its state: TLS stays TLS */
+    void *tpio;
+    double deadline;    /* of the idle timeout (monotonic), 0: none */
     int fd;
     int reused;
     int counted;        /* holds one of the pool's counted slots */
@@ -206,10 +212,10 @@ cs_tcp_close_conn(cs_tcp_t *u)
     if (slot != NULL)
         cs_pool_release(slot);
     cs_tcp_leave_pool(u);
-    cs_sock_close(&u->s);
-    u->tp->free(u->tpio);
+    u->tp->free(u->tpio, u->s.fd); /* a close_notify goes out first */
     u->tp = &cs_transport_plain;
     u->tpio = NULL;
+    cs_sock_close(&u->s);
     cs_buf_free(&u->in);
     cs_buf_free(&u->out);
     cs_tcp_drop_hold(u);
@@ -231,7 +237,7 @@ cs_tcp_close_on_error(cs_tcp_t *u)
 static cs_tcp_t *
 cs_tcp_new(lua_State *L, cs_sched_t *S)
 {
-    cs_tcp_t *u = lua_newuserdatauv(L, sizeof(cs_tcp_t), 1);
+    cs_tcp_t *u = lua_newuserdatauv(L, sizeof(cs_tcp_t), 2);
 
     memset(u, 0, sizeof(*u));
     u->s.S = S;
@@ -880,6 +886,7 @@ cs_pool_item_drop(cs_pitem_t *it, int close_fd)
     cs_pool_t *p = it->pool;
 
     if (close_fd) {
+        it->tp->free(it->tpio, it->fd);
         cs_net_close(it->fd);
         p->S->nsockets--;
         if (it->counted)
@@ -987,13 +994,31 @@ cs_pool_waiter_timeout(cs_sched_t *S, cs_tnode_t *n)
 }
 
 
-/* an idle connection saw EOF, data nobody asked for, or its timeout */
+/* an idle connection saw EOF, data nobody asked for, or its timeout; or
+ * a TLS session ticket (consumed: it stays) */
 static void
 cs_pool_item_cb(evutil_socket_t fd, short what, void *arg)
 {
-    (void) fd;
-    (void) what;
-    cs_pool_item_free(arg, 1);
+    cs_pitem_t *it = arg;
+    cs_sched_t *S = it->pool->S;
+    struct timeval tv;
+    double rest;
+
+    if (!(what & EV_TIMEOUT) && it->tp->idle(it->tpio, fd) == CS_OK) {
+        if (it->deadline == 0) {
+            event_add(it->ev, NULL);
+            return;
+        }
+        cs_sched_update_time(S);
+        rest = it->deadline - S->now_mono;
+        if (rest > 0) {
+            tv.tv_sec = (time_t) rest;
+            tv.tv_usec = (suseconds_t) ((rest - (double) tv.tv_sec) * 1e6);
+            event_add(it->ev, &tv);
+            return;
+        }
+    }
+    cs_pool_item_free(it, 1);
 }
 
 
@@ -1096,6 +1121,8 @@ cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
         u->slot = p; /* its slot comes along */
     else if (it->counted)
         cs_pool_release(p); /* u already holds one */
+    u->tp = it->tp;
+    u->tpio = it->tpio;
     cs_pool_item_drop(it, 0);
     u->s.S->nsockets--; /* cs_sock_attach counts it again */
     cs_sock_attach(&u->s, u->s.S, fd);
@@ -1326,6 +1353,8 @@ cs_tcp_connect(lua_State *L)
             lua_pushfstring(L, "%s:%d", host, (int) port);
     }
     lua_setiuservalue(L, 1, 1);
+    lua_pushvalue(L, 2);
+    lua_setiuservalue(L, 1, 2);
     lua_settop(L, 3);
     if (is_unix) {
         lua_pushinteger(L, 0);
@@ -1429,6 +1458,142 @@ cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
 /* }====== */
 
 
+/* {====== TLS ====== */
+
+/* the handshake in progress made a step, or its park ended */
+static int
+cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
+{
+    cs_tcp_t *u = (cs_tcp_t *) ctx;
+    cs_thread_t *th = u->s.S->cur;
+    char err[256];
+    short want = EV_READ;
+    int rc;
+
+    if (status == LUA_YIELD) {
+        if (th->wake == CS_SOCK_TIMEOUT) {
+            cs_tcp_close_conn(u);
+            return cs_sock_fail(L, "timeout");
+        }
+        if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
+            return cs_sock_fail(L, "closed");
+    }
+    rc = cs_tls_handshake(u->tpio, &want, err, sizeof(err));
+    if (rc == CS_AGAIN) /* bounded by the connect timeout (API.md) */
+        return cs_sock_park_with(L, &u->s, th, want, cs_tcp_timeout(u, 0),
+                                 "socket sslhandshake",
+                                 cs_tcp_connect_cleanup, ctx,
+                                 cs_tcp_handshake_k);
+    if (rc != CS_OK) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, lua_pushfstring(L, "handshake failed: %s",
+                                               err));
+    }
+    if (!lua_toboolean(L, 2)) { /* reused_session was false */
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    cs_tls_push_session(L, u->tpio);
+    return 1;
+}
+
+
+/* sock:sslhandshake([reused_session [, server_name [, ssl_verify
+ * [, send_status_req]]]]) -> session | true | nil, err */
+static int
+cs_tcp_sslhandshake(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tls_opts_t o;
+    char err[256];
+    cs_tls_t *t;
+    int nret, want_session;
+
+    lua_settop(L, 5);
+    memset(&o, 0, sizeof(o));
+    want_session = lua_type(L, 2) != LUA_TBOOLEAN || lua_toboolean(L, 2);
+    if (want_session && !lua_isnil(L, 2)) {
+        o.session = cs_tls_to_session(L, 2);
+        luaL_argexpected(L, o.session != NULL, 2, "session or false");
+    }
+    if (!lua_isnil(L, 3))
+        luaL_checktype(L, 3, LUA_TSTRING);
+    if (lua_isnil(L, 4))
+        o.verify = 1;
+    else {
+        luaL_checktype(L, 4, LUA_TBOOLEAN);
+        o.verify = lua_toboolean(L, 4);
+    }
+    o.ocsp = lua_toboolean(L, 5);
+    cs_sched_current(u->s.S, L, "sslhandshake"); /* raises outside */
+    if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
+        return nret;
+    lua_pushboolean(L, want_session);
+    lua_replace(L, 2);
+    if (u->tp == &cs_transport_tls) /* speaks TLS already (from a pool) */
+        return cs_tcp_handshake_k(L, LUA_OK, (lua_KContext) u);
+
+    if (lua_isnil(L, 3)) { /* the name given to connect, unless a path */
+        size_t len;
+        const char *host;
+        lua_getiuservalue(L, 1, 2);
+        host = lua_tolstring(L, -1, &len);
+        if (host != NULL && !cs_net_is_unix(host, len))
+            lua_replace(L, 3);
+        else
+            lua_pop(L, 1);
+    }
+    o.name = lua_tostring(L, 3);
+    o.conf = u->tls;
+    if ((t = cs_tls_new(u->s.fd, &o, err, sizeof(err))) == NULL) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, lua_pushfstring(L, "handshake failed: %s",
+                                               err));
+    }
+    u->tp = &cs_transport_tls;
+    u->tpio = t;
+    return cs_tcp_handshake_k(L, LUA_OK, (lua_KContext) u);
+}
+
+
+/* sock:setclientcert(cert_pem, key_pem) -> true | nil, err: the
+ * certificate (and its chain) the next handshakes present */
+static int
+cs_tcp_setclientcert(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    size_t clen, klen;
+    const char *cert = luaL_checklstring(L, 2, &clen);
+    const char *key = luaL_checklstring(L, 3, &klen);
+    char err[256];
+
+    if (cs_tls_conf_set_cert(&u->tls, cert, clen, key, klen,
+                             err, sizeof(err)) != CS_OK)
+        return cs_sock_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+
+/* sock:setcafile(path) -> true | nil, err: CA certificates this socket's
+ * handshakes trust, besides the system's */
+static int
+cs_tcp_setcafile(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+    const char *path = luaL_checkstring(L, 2);
+    char err[512];
+
+    if (cs_tls_conf_set_cafile(&u->tls, path, err,
+                               sizeof(err)) != CS_OK)
+        return cs_sock_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* }====== */
+
+
 /* {====== the rest of the methods ====== */
 
 /* sock:close() */
@@ -1462,6 +1627,8 @@ cs_tcp__gc(lua_State *L)
     cs_tcp_close_conn(u);
     free(u->local);
     u->local = NULL;
+    cs_tls_conf_free(u->tls);
+    u->tls = NULL;
     return 0;
 }
 
@@ -1548,14 +1715,14 @@ cs_tcp_setkeepalive(lua_State *L)
      * read eof or pending_eof, which epoll sets as soon as the FIN is in,
      * even behind unread data) */
     if (u->s.fd >= 0 && !cs_tcp_connecting(u)) {
-        state = u->eof ? CS_CLOSED : cs_net_idle_state(u->s.fd);
+        state = u->eof ? CS_CLOSED : u->tp->idle(u->tpio, u->s.fd);
         if (state == CS_CLOSED)
             return cs_sock_fail(L, "closed");
     }
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
-    if (cs_buf_len(&u->in) > 0) /* the socket stays as it is */
-        return cs_sock_fail(L, "unread data in buffer");
+    if (cs_buf_len(&u->in) > 0 || u->tp->pending(u->tpio) > 0)
+        return cs_sock_fail(L, "unread data in buffer"); /* it stays */
     if (state != CS_OK) {
         /* data nobody asked for, or an error: as OpenResty's keepalive
          * close handler, close it */
@@ -1592,15 +1759,21 @@ cs_tcp_setkeepalive(lua_State *L)
     if (u->slot != NULL && u->slot != p)
         cs_pool_release(u->slot);
     u->slot = NULL;
+    it->tp = u->tp;
+    it->tpio = u->tpio;
+    u->tp = &cs_transport_plain;
+    u->tpio = NULL;
     it->fd = cs_sock_detach(&u->s);
     it->ev = event_new(S->base, it->fd, EV_READ, cs_pool_item_cb, it);
     if (it->ev == NULL) {
+        it->tp->free(it->tpio, it->fd);
         cs_net_close(it->fd);
         S->nsockets--;
         free(it);
         return luaL_error(L, "not enough memory");
     }
     if (timeout > 0) {
+        it->deadline = S->now_mono + (double) timeout / 1000.0;
         tv.tv_sec = (time_t) (timeout / 1000);
         tv.tv_usec = (suseconds_t) ((timeout % 1000) * 1000);
         event_add(it->ev, &tv);
@@ -1995,6 +2168,9 @@ static const luaL_Reg cs_tcp_methods[] = {
     {"getpeername", cs_tcp_getpeername},
     {"getsockname", cs_tcp_getsockname},
     {"getfd", cs_tcp_getfd},
+    {"sslhandshake", cs_tcp_sslhandshake},
+    {"setclientcert", cs_tcp_setclientcert},
+    {"setcafile", cs_tcp_setcafile},
     {NULL, NULL}
 };
 
@@ -2052,4 +2228,5 @@ cs_tcp_open(lua_State *L, cs_sched_t *S)
     lua_pushlightuserdata(L, S);
     lua_pushcclosure(L, cs_server_listen, 1);
     lua_setfield(L, -2, "listen");
+    cs_tls_open(L, S);
 }

@@ -1,0 +1,639 @@
+/*
+ * TLS on OpenSSL for the TCP cosocket: see cs_tls.h. Lua-free but for the
+ * session objects and cs.socket.setcafile at the end.
+ *
+ * One SSL_CTX serves the whole process (TLS 1.2 minimum, the system CA
+ * store, depth 32, partial writes, buffers released while idle). Each
+ * connection is an SSL whose BIO calls cs_net_recv/cs_net_send on the
+ * cosocket's fd, so nothing here ever blocks: OpenSSL's "want read/write"
+ * becomes CS_AGAIN with the readiness to park on.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "cs_tls.h"
+
+#define CS_TLS_DEPTH 32 /* intermediates allowed (API.md: at least 9) */
+#define CS_TLS_SESSION_MT "corosched.ssl_session"
+
+struct cs_tls_s {
+    SSL *ssl;
+    int fd;
+    int err;               /* errno of the BIO's last failed call */
+    unsigned char verify;  /* the handshake checks chain and name */
+    unsigned char done;    /* the handshake succeeded */
+    unsigned char fatal;   /* a fatal error: no close_notify */
+};
+
+struct cs_tls_conf_s {
+    X509 *cert;
+    STACK_OF(X509) *chain;
+    EVP_PKEY *key;
+    X509_STORE *store;     /* the system's CAs and the socket's, or NULL */
+};
+
+static SSL_CTX *cs_tls_ctx;
+static BIO_METHOD *cs_tls_biom;
+
+
+/* {====== errors ====== */
+
+/* the reason of OpenSSL's last error, or dflt; clears the queue */
+static void
+cs_tls_reason(char *err, size_t errlen, const char *dflt)
+{
+    unsigned long e = ERR_peek_last_error();
+    const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
+
+    if (r != NULL)
+        snprintf(err, errlen, "%s", r);
+    else if (e != 0)
+        snprintf(err, errlen, "error:%08lX", e);
+    else
+        snprintf(err, errlen, "%s", dflt);
+    ERR_clear_error();
+}
+
+/* }====== */
+
+
+/* {====== the BIO: OpenSSL's bytes through cs_net ====== */
+
+static int
+cs_tls_bio_read(BIO *b, char *buf, int len)
+{
+    cs_tls_t *t = BIO_get_data(b);
+    ssize_t n;
+
+    BIO_clear_retry_flags(b);
+    if (len <= 0)
+        return 0;
+    n = cs_net_recv(t->fd, buf, (size_t) len);
+    if (n > 0)
+        return (int) n;
+    if (n == CS_AGAIN) {
+        BIO_set_retry_read(b);
+        return -1;
+    }
+    if (n == CS_CLOSED)
+        return 0;
+    t->err = errno;
+    return -1;
+}
+
+
+static int
+cs_tls_bio_write(BIO *b, const char *buf, int len)
+{
+    cs_tls_t *t = BIO_get_data(b);
+    ssize_t n;
+
+    BIO_clear_retry_flags(b);
+    if (len <= 0)
+        return 0;
+    n = cs_net_send(t->fd, buf, (size_t) len);
+    if (n > 0)
+        return (int) n;
+    if (n == CS_AGAIN) {
+        BIO_set_retry_write(b);
+        return -1;
+    }
+    t->err = errno;
+    return -1;
+}
+
+
+static long
+cs_tls_bio_ctrl(BIO *b, int cmd, long num, void *ptr)
+{
+    (void) b;
+    (void) num;
+    (void) ptr;
+    return cmd == BIO_CTRL_FLUSH ? 1 : 0; /* nothing is buffered here */
+}
+
+
+static int
+cs_tls_bio_create(BIO *b)
+{
+    BIO_set_init(b, 1);
+    return 1;
+}
+
+/* }====== */
+
+
+/* the shared client context, made on first use; NULL on failure */
+static SSL_CTX *
+cs_tls_get_ctx(void)
+{
+    SSL_CTX *ctx;
+    BIO_METHOD *m;
+
+    if (cs_tls_ctx != NULL)
+        return cs_tls_ctx;
+    m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK,
+                     "corosched");
+    ctx = SSL_CTX_new(TLS_client_method());
+    if (m == NULL || ctx == NULL
+        || !BIO_meth_set_read(m, cs_tls_bio_read)
+        || !BIO_meth_set_write(m, cs_tls_bio_write)
+        || !BIO_meth_set_ctrl(m, cs_tls_bio_ctrl)
+        || !BIO_meth_set_create(m, cs_tls_bio_create)
+        || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)) {
+        BIO_meth_free(m);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    /* no system CAs (no store, no file): every verifying handshake fails
+     * with "unable to get local issuer certificate", which says it */
+    (void) SSL_CTX_set_default_verify_paths(ctx);
+    ERR_clear_error();
+    SSL_CTX_set_verify_depth(ctx, CS_TLS_DEPTH);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE
+                              | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER
+                              | SSL_MODE_RELEASE_BUFFERS);
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+    /* a peer that closes without close_notify: a plain EOF (API.md) */
+    SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+#endif
+    cs_tls_biom = m;
+    cs_tls_ctx = ctx;
+    return ctx;
+}
+
+
+#ifdef __GNUC__
+/* the module is unloaded (Lua closes its C libraries after every object's
+ * finalizer ran, so no SSL is left): the context goes too */
+__attribute__((destructor)) static void
+cs_tls_unload(void)
+{
+    SSL_CTX_free(cs_tls_ctx);
+    BIO_meth_free(cs_tls_biom);
+    cs_tls_ctx = NULL;
+    cs_tls_biom = NULL;
+}
+#endif
+
+
+/* a store with the system's CAs and those of cafile (NULL: none) */
+static X509_STORE *
+cs_tls_store_new(const char *cafile, char *err, size_t errlen)
+{
+    X509_STORE *st = X509_STORE_new();
+
+    if (st == NULL) {
+        snprintf(err, errlen, "no memory");
+        return NULL;
+    }
+    (void) X509_STORE_set_default_paths(st);
+    ERR_clear_error();
+    if (cafile != NULL && !X509_STORE_load_locations(st, cafile, NULL)) {
+        char why[200];
+        cs_tls_reason(why, sizeof(why), "no certificate found");
+        snprintf(err, errlen, "cannot load CA file %s: %s", cafile, why);
+        X509_STORE_free(st);
+        return NULL;
+    }
+    X509_STORE_set_depth(st, CS_TLS_DEPTH);
+    return st;
+}
+
+
+/* 1 when name is an IPv4 or IPv6 literal */
+static int
+cs_tls_is_ip(const char *name)
+{
+    unsigned char buf[sizeof(struct in6_addr)];
+
+    return inet_pton(AF_INET, name, buf) == 1
+           || inet_pton(AF_INET6, name, buf) == 1;
+}
+
+
+cs_tls_t *
+cs_tls_new(int fd, const cs_tls_opts_t *o, char *err, size_t errlen)
+{
+    SSL_CTX *ctx = cs_tls_get_ctx();
+    const cs_tls_conf_t *c = o->conf;
+    cs_tls_t *t;
+    BIO *bio;
+    int ok = 1;
+
+    if (ctx == NULL) {
+        cs_tls_reason(err, errlen, "no memory");
+        return NULL;
+    }
+    if ((t = calloc(1, sizeof(*t))) == NULL) {
+        snprintf(err, errlen, "no memory");
+        return NULL;
+    }
+    t->fd = fd;
+    t->verify = (unsigned char) (o->verify != 0);
+    t->ssl = SSL_new(ctx);
+    bio = t->ssl != NULL ? BIO_new(cs_tls_biom) : NULL;
+    if (bio == NULL) {
+        cs_tls_reason(err, errlen, "no memory");
+        SSL_free(t->ssl);
+        free(t);
+        return NULL;
+    }
+    BIO_set_data(bio, t);
+    SSL_set_bio(t->ssl, bio, bio);
+    SSL_set_connect_state(t->ssl);
+    SSL_set_verify(t->ssl, o->verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
+                   NULL);
+    if (o->name != NULL && o->name[0] != '\0') {
+        int ip = cs_tls_is_ip(o->name);
+        if (!ip) /* SNI carries host names only (RFC 6066) */
+            ok = SSL_set_tlsext_host_name(t->ssl, o->name) == 1;
+        if (ok && o->verify)
+            ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl),
+                                                    o->name) == 1
+                    : SSL_set1_host(t->ssl, o->name) == 1;
+    }
+    if (ok && c != NULL && c->cert != NULL)
+        ok = SSL_use_certificate(t->ssl, c->cert) == 1
+             && SSL_use_PrivateKey(t->ssl, c->key) == 1
+             && (c->chain == NULL
+                 || SSL_set1_chain(t->ssl, c->chain) == 1);
+    if (ok && c != NULL && c->store != NULL)
+        ok = SSL_set1_verify_cert_store(t->ssl, c->store) == 1;
+    if (ok && o->ocsp)
+        ok = SSL_set_tlsext_status_type(t->ssl, TLSEXT_STATUSTYPE_ocsp) == 1;
+    if (ok && o->session != NULL)
+        ok = SSL_set_session(t->ssl, o->session) == 1;
+    if (!ok) {
+        cs_tls_reason(err, errlen, "cannot set up the handshake");
+        SSL_free(t->ssl);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+
+int
+cs_tls_handshake(cs_tls_t *t, short *want, char *err, size_t errlen)
+{
+    int rc, e;
+    long v;
+
+    ERR_clear_error();
+    t->err = 0;
+    rc = SSL_do_handshake(t->ssl);
+    if (rc == 1) {
+        t->done = 1;
+        return CS_OK;
+    }
+    e = SSL_get_error(t->ssl, rc);
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+        *want = e == SSL_ERROR_WANT_READ ? EV_READ : EV_WRITE;
+        return CS_AGAIN;
+    }
+    t->fatal = 1;
+    v = SSL_get_verify_result(t->ssl);
+    if (t->verify && v != X509_V_OK) {
+        snprintf(err, errlen, "%s", X509_verify_cert_error_string(v));
+        ERR_clear_error();
+    } else if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+        snprintf(err, errlen, "%s", t->err != 0 ? cs_net_strerror(t->err)
+                                                : "closed");
+    } else {
+        cs_tls_reason(err, errlen, "error");
+    }
+    return CS_ERROR;
+}
+
+
+/* {====== the transport ====== */
+
+/* > 0 bytes, or a cs_rc.h code for what SSL_read/SSL_write said (n) */
+static ssize_t
+cs_tls_result(cs_tls_t *t, int n, short *want)
+{
+    switch (SSL_get_error(t->ssl, n)) {
+    case SSL_ERROR_WANT_READ:
+        *want = EV_READ;
+        return CS_AGAIN;
+    case SSL_ERROR_WANT_WRITE:
+        *want = EV_WRITE;
+        return CS_AGAIN;
+    case SSL_ERROR_ZERO_RETURN: /* close_notify */
+        return CS_CLOSED;
+    case SSL_ERROR_SYSCALL:
+        t->fatal = 1;
+        if (t->err == 0 && ERR_peek_error() == 0)
+            return CS_CLOSED; /* EOF without close_notify */
+        errno = t->err != 0 ? t->err : EPROTO;
+        ERR_clear_error();
+        return CS_ERROR;
+    default: /* a protocol error (bad record MAC, alert...) */
+        t->fatal = 1;
+        ERR_clear_error();
+        errno = EPROTO;
+        return CS_ERROR;
+    }
+}
+
+
+static ssize_t
+cs_tls_recv(void *io, int fd, char *buf, size_t len, short *want)
+{
+    cs_tls_t *t = io;
+    int n;
+
+    (void) fd;
+    ERR_clear_error();
+    t->err = 0;
+    n = SSL_read(t->ssl, buf, len > INT_MAX ? INT_MAX : (int) len);
+    return n > 0 ? n : cs_tls_result(t, n, want);
+}
+
+
+static ssize_t
+cs_tls_send(void *io, int fd, const char *buf, size_t len, short *want)
+{
+    cs_tls_t *t = io;
+    int n;
+
+    (void) fd;
+    ERR_clear_error();
+    t->err = 0;
+    n = SSL_write(t->ssl, buf, len > INT_MAX ? INT_MAX : (int) len);
+    return n > 0 ? n : cs_tls_result(t, n, want);
+}
+
+
+static void
+cs_tls_free(void *io, int fd)
+{
+    cs_tls_t *t = io;
+
+    if (t == NULL)
+        return;
+    if (fd >= 0 && t->done && !t->fatal) { /* close_notify, if it fits */
+        ERR_clear_error();
+        (void) SSL_shutdown(t->ssl);
+        ERR_clear_error();
+    }
+    SSL_free(t->ssl); /* and the BIO */
+    free(t);
+}
+
+
+/* reads what came in while idle: post-handshake messages (TLS 1.3 session
+ * tickets) are consumed; the first application byte or an EOF ends it */
+static int
+cs_tls_idle(void *io, int fd)
+{
+    cs_tls_t *t = io;
+    char c;
+    short want;
+    int i, n, st;
+
+    if (SSL_pending(t->ssl) > 0)
+        return CS_ERROR;
+    for (i = 0; i < 1000000; i++) { /* one byte each, at worst */
+        ERR_clear_error();
+        t->err = 0;
+        n = SSL_read(t->ssl, &c, 1);
+        if (n > 0)
+            return CS_ERROR;
+        n = (int) cs_tls_result(t, n, &want);
+        if (n != CS_AGAIN)
+            return n == CS_CLOSED ? CS_CLOSED : CS_ERROR;
+        /* the kernel may still hold bytes of a record (short I/O) */
+        if ((st = cs_net_idle_state(fd)) != CS_ERROR)
+            return st;
+    }
+    return CS_ERROR;
+}
+
+
+static size_t
+cs_tls_pending(void *io)
+{
+    int n = SSL_pending(((cs_tls_t *) io)->ssl);
+
+    return n > 0 ? (size_t) n : 0;
+}
+
+
+const cs_transport_t cs_transport_tls = {
+    "tls", cs_tls_recv, cs_tls_send, cs_tls_free, cs_tls_idle,
+    cs_tls_pending, 0
+};
+
+/* }====== */
+
+
+/* {====== per-socket settings ====== */
+
+static cs_tls_conf_t *
+cs_tls_conf(cs_tls_conf_t **c, char *err, size_t errlen)
+{
+    if (*c == NULL && (*c = calloc(1, sizeof(**c))) == NULL)
+        snprintf(err, errlen, "no memory");
+    return *c;
+}
+
+
+static void
+cs_tls_conf_drop_cert(cs_tls_conf_t *c)
+{
+    X509_free(c->cert);
+    EVP_PKEY_free(c->key);
+    sk_X509_pop_free(c->chain, X509_free);
+    c->cert = NULL;
+    c->key = NULL;
+    c->chain = NULL;
+}
+
+
+int
+cs_tls_conf_set_cert(cs_tls_conf_t **cp, const char *cert_pem,
+                     size_t certlen, const char *key_pem, size_t keylen,
+                     char *err, size_t errlen)
+{
+    cs_tls_conf_t *c = cs_tls_conf(cp, err, errlen);
+    BIO *b;
+    X509 *x;
+    X509 *cert = NULL;
+    EVP_PKEY *key = NULL;
+    STACK_OF(X509) *chain = NULL;
+
+    if (c == NULL)
+        return CS_ERROR;
+    ERR_clear_error();
+    if (certlen > INT_MAX || keylen > INT_MAX) {
+        snprintf(err, errlen, "certificate or key too long");
+        return CS_ERROR;
+    }
+    if ((b = BIO_new_mem_buf(cert_pem, (int) certlen)) != NULL) {
+        cert = PEM_read_bio_X509(b, NULL, NULL, NULL);
+        while (cert != NULL
+               && (x = PEM_read_bio_X509(b, NULL, NULL, NULL)) != NULL) {
+            if ((chain == NULL && (chain = sk_X509_new_null()) == NULL)
+                || !sk_X509_push(chain, x)) {
+                X509_free(x);
+                break;
+            }
+        }
+        BIO_free(b);
+    }
+    ERR_clear_error(); /* the end of the PEM data */
+    if (cert == NULL) {
+        snprintf(err, errlen, "bad client certificate");
+        sk_X509_pop_free(chain, X509_free);
+        return CS_ERROR;
+    }
+    if ((b = BIO_new_mem_buf(key_pem, (int) keylen)) != NULL) {
+        key = PEM_read_bio_PrivateKey(b, NULL, NULL, NULL);
+        BIO_free(b);
+    }
+    if (key == NULL || !X509_check_private_key(cert, key)) {
+        snprintf(err, errlen, key == NULL ? "bad private key"
+                                          : "the private key does not match "
+                                            "the certificate");
+        ERR_clear_error();
+        X509_free(cert);
+        EVP_PKEY_free(key);
+        sk_X509_pop_free(chain, X509_free);
+        return CS_ERROR;
+    }
+    cs_tls_conf_drop_cert(c);
+    c->cert = cert;
+    c->key = key;
+    c->chain = chain;
+    return CS_OK;
+}
+
+
+int
+cs_tls_conf_set_cafile(cs_tls_conf_t **cp, const char *cafile, char *err,
+                       size_t errlen)
+{
+    cs_tls_conf_t *c = cs_tls_conf(cp, err, errlen);
+    X509_STORE *st;
+
+    if (c == NULL)
+        return CS_ERROR;
+    if ((st = cs_tls_store_new(cafile, err, errlen)) == NULL)
+        return CS_ERROR;
+    X509_STORE_free(c->store);
+    c->store = st;
+    return CS_OK;
+}
+
+
+void
+cs_tls_conf_free(cs_tls_conf_t *c)
+{
+    if (c == NULL)
+        return;
+    cs_tls_conf_drop_cert(c);
+    X509_STORE_free(c->store);
+    free(c);
+}
+
+/* }====== */
+
+
+/* {====== Lua: sessions and cs.socket.setcafile ====== */
+
+void
+cs_tls_push_session(lua_State *L, cs_tls_t *t)
+{
+    SSL_SESSION **ud = lua_newuserdatauv(L, sizeof(SSL_SESSION *), 0);
+
+    *ud = NULL;
+    luaL_setmetatable(L, CS_TLS_SESSION_MT);
+    if ((*ud = SSL_get1_session(t->ssl)) == NULL) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 1);
+    }
+}
+
+
+void *
+cs_tls_to_session(lua_State *L, int idx)
+{
+    SSL_SESSION **ud = luaL_testudata(L, idx, CS_TLS_SESSION_MT);
+
+    return ud != NULL ? *ud : NULL;
+}
+
+
+static int
+cs_tls_session__gc(lua_State *L)
+{
+    SSL_SESSION **ud = luaL_checkudata(L, 1, CS_TLS_SESSION_MT);
+
+    SSL_SESSION_free(*ud);
+    *ud = NULL;
+    return 0;
+}
+
+
+static int
+cs_tls_session__tostring(lua_State *L)
+{
+    lua_pushfstring(L, "corosched.ssl_session: %p",
+                    lua_touserdata(L, 1));
+    return 1;
+}
+
+
+/* cs.socket.setcafile(path | nil) -> true | nil, err: CA certificates
+ * trusted by every later handshake, besides the system's (nil: only the
+ * system's again) */
+static int
+cs_tls_setcafile(lua_State *L)
+{
+    const char *path = luaL_optstring(L, 1, NULL);
+    SSL_CTX *ctx = cs_tls_get_ctx();
+    char err[512];
+    X509_STORE *st;
+
+    if (ctx == NULL)
+        return luaL_error(L, "not enough memory");
+    if ((st = cs_tls_store_new(path, err, sizeof(err))) == NULL) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    SSL_CTX_set_cert_store(ctx, st); /* frees the one before */
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+
+void
+cs_tls_open(lua_State *L, cs_sched_t *S)
+{
+    (void) S;
+    if (luaL_newmetatable(L, CS_TLS_SESSION_MT)) {
+        lua_pushcfunction(L, cs_tls_session__gc);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, cs_tls_session__tostring);
+        lua_setfield(L, -2, "__tostring");
+    }
+    lua_pop(L, 1);
+    lua_pushcfunction(L, cs_tls_setcafile);
+    lua_setfield(L, -2, "setcafile");
+}
+
+/* }====== */

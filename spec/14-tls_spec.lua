@@ -1,0 +1,430 @@
+-- TLS on the TCP cosocket: sslhandshake (API.md "Sockets", "TLS details"),
+-- setclientcert, setcafile, cs.socket.setcafile, the patterns over TLS,
+-- pooled TLS connections, and the failure paths (bad chain, expired,
+-- names, a plain server, handshake timeout, kill, close, GC). The peer is
+-- a real TLS server (Python's ssl module, spec/support/tls_peer.py) with
+-- certificates made by the openssl command for the run.
+local helper = require "spec.helper"
+local net = require "spec.support.net"
+local tls = require "spec.support.tls"
+local cs = helper.cs
+local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
+
+local have, why = tls.available()
+local describe_tls = have and describe or function(name)
+  describe(name, function()
+    pending("needs python3 and openssl: " .. tostring(why))
+  end)
+end
+
+local function is_session(v)
+  return type(v) == "userdata"
+    and tostring(v):match("^corosched%.ssl_session: ") ~= nil
+end
+
+describe_tls("TLS", function()
+  local C -- the certificates
+  local servers = {}
+
+  -- a peer, stopped after the test
+  local function server(opts)
+    local s = tls.server(opts)
+    servers[#servers + 1] = s
+    return s
+  end
+
+  -- a socket connected to srv (host: "127.0.0.1" unless given) that
+  -- trusts the test CA
+  local function connect(srv, host, cafile)
+    local sock = cs.socket.tcp()
+    sock:settimeouts(5000, 5000, 5000)
+    assert(sock:connect(host or "127.0.0.1", srv.port))
+    if cafile ~= false then assert(sock:setcafile(cafile or C.ca_crt)) end
+    return sock
+  end
+
+  -- handshake that must fail with err: the socket is closed after it
+  local function refused(srv, host, err, ...)
+    local fds = helper.fds()
+    local sock = connect(srv, host)
+    sock:settimeouts(5000, 5000, 5000)
+    local ok, e = sock:sslhandshake(...)
+    assert.is_nil(ok)
+    assert.equal("handshake failed: " .. err, e)
+    assert.same({ nil, "closed" }, { sock:send("x") })
+    assert.same({ nil, "closed" }, { sock:close() })
+    assert.equal(fds, helper.fds())
+  end
+
+  setup(function()
+    C = tls.certs()
+  end)
+
+  after_each(function()
+    for _, s in ipairs(servers) do s:stop() end
+    servers = {}
+    helper.after_each()
+  end)
+
+  teardown(function()
+    tls.cleanup()
+  end)
+
+  describe("sslhandshake", function()
+    it("verifies the chain and the IP address, returns a session", function()
+      local srv = server()
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv)
+        local sess, err = sock:sslhandshake()
+        assert(sess, err)
+        assert.is_true(is_session(sess))
+        assert.equal(6, sock:send("hello\n"))
+        assert.equal("hello", sock:receive())
+        assert.equal(5, sock:send({ "a", { 1, 2.5 } }))
+        assert.equal("a12.5", sock:receive(5))
+        assert.equal(1, sock:close())
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("checks the host name given to connect, and sends it as SNI",
+       function()
+      local srv = server({ mode = "whoami" })
+      net.run(function()
+        local sock = connect(srv, "localhost")
+        assert(sock:sslhandshake(false))
+        local line = assert(sock:receive())
+        assert.matches("^sni=localhost cn=%- ", line)
+        sock:close()
+        -- an IP literal is checked but not sent (RFC 6066)
+        sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        assert.matches("^sni=%- ", assert(sock:receive()))
+        sock:close()
+      end)
+    end)
+
+    it("server_name replaces the host: sent and checked", function()
+      local srv = server({ mode = "whoami" })
+      net.run(function()
+        local sock = connect(srv)
+        assert.is_true(sock:sslhandshake(false, "test.corosched"))
+        assert.matches("^sni=test%.corosched ", assert(sock:receive()))
+        sock:close()
+        refused(srv, nil, "hostname mismatch", nil, "nope.corosched")
+      end)
+    end)
+
+    it("fails on a certificate from an unknown CA (system store only)",
+       function()
+      local srv = server()
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv, nil, false)
+        assert.same({ nil, "handshake failed: unable to get local issuer "
+                           .. "certificate" }, { sock:sslhandshake() })
+        assert.same({ nil, "closed" }, { sock:receive() })
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("fails on self-signed, expired, wrong name, wrong IP", function()
+      local self = server({ cert = C.self_crt, key = C.self_key })
+      local expired = server({ cert = C.expired_crt, key = C.expired_key })
+      local other = server({ cert = C.other_crt, key = C.other_key })
+      net.run(function()
+        refused(self, "localhost", "self-signed certificate")
+        refused(expired, "localhost", "certificate has expired")
+        refused(other, "localhost", "hostname mismatch")
+        refused(other, nil, "IP address mismatch")
+      end)
+    end)
+
+    it("ssl_verify false skips the chain and name checks only", function()
+      local self = server({ cert = C.self_crt, key = C.self_key,
+                            mode = "whoami" })
+      net.run(function()
+        local sock = connect(self, nil, false)
+        assert(sock:sslhandshake(nil, "other.example", false))
+        -- SNI is still sent
+        assert.matches("^sni=other%.example ", assert(sock:receive()))
+        sock:close()
+      end)
+    end)
+
+    it("accepts a chain of 3 intermediates sent by the server", function()
+      local srv = server({ cert = C.chain_crt, key = C.chain_key })
+      net.run(function()
+        local sock = connect(srv, "localhost")
+        assert(sock:sslhandshake())
+        assert(sock:send("x\n"))
+        assert.equal("x", sock:receive())
+        sock:close()
+      end)
+    end)
+
+    it("resumes a session passed back (TLS 1.2)", function()
+      local srv = server({ mode = "whoami", max_version = "1.2" })
+      net.run(function()
+        local sock = connect(srv, "localhost")
+        local sess = assert(sock:sslhandshake())
+        assert.matches(" reused=0 version=TLSv1%.2$", sock:receive())
+        sock:close()
+        sock = connect(srv, "localhost")
+        local again = assert(sock:sslhandshake(sess))
+        assert.is_true(is_session(again))
+        assert.matches(" reused=1 ", sock:receive())
+        sock:close()
+      end)
+    end)
+
+    it("sends a client certificate", function()
+      local srv = server({ mode = "whoami", client_ca = C.ca_crt,
+                           max_version = "1.2" })
+      net.run(function()
+        local sock = connect(srv)
+        assert.is_true(sock:setclientcert(tls.read(C.client_crt),
+                                          tls.read(C.client_key)))
+        assert(sock:sslhandshake())
+        assert.matches(" cn=corosched%-client ", sock:receive())
+        sock:close()
+        -- without one the server refuses the handshake
+        local fds = helper.fds()
+        sock = connect(srv)
+        local ok, err = sock:sslhandshake()
+        assert.is_nil(ok)
+        assert.matches("^handshake failed: ", err)
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("setclientcert and setcafile: bad input is nil, err", function()
+      net.run(function()
+        local sock = cs.socket.tcp()
+        local cert, key = tls.read(C.client_crt), tls.read(C.client_key)
+        assert.same({ nil, "bad client certificate" },
+                    { sock:setclientcert("junk", key) })
+        assert.same({ nil, "bad private key" },
+                    { sock:setclientcert(cert, "junk") })
+        assert.same({ nil, "the private key does not match the "
+                           .. "certificate" },
+                    { sock:setclientcert(cert, tls.read(C.server_key)) })
+        local ok, err = sock:setcafile("/nonexistent/ca.pem")
+        assert.is_nil(ok)
+        assert.matches("^cannot load CA file /nonexistent/ca%.pem: ", err)
+        assert.has_error(function() sock:setclientcert(1) end)
+        assert.has_error(function() sock:setcafile() end)
+      end)
+    end)
+
+    it("cs.socket.setcafile trusts a CA for every socket", function()
+      local srv = server()
+      net.run(function()
+        assert.is_true(cs.socket.setcafile(C.ca_crt))
+        local sock = connect(srv, nil, false)
+        local ok, err = sock:sslhandshake(false)
+        assert.is_true(cs.socket.setcafile(nil)) -- back to the system's
+        assert.is_true(ok, err)
+        sock:close()
+        sock = connect(srv, nil, false)
+        assert.same({ nil, "handshake failed: unable to get local issuer "
+                           .. "certificate" }, { sock:sslhandshake() })
+        ok, err = cs.socket.setcafile("/nonexistent")
+        assert.is_nil(ok)
+        assert.matches("^cannot load CA file", err)
+      end)
+    end)
+
+    it("asks for an OCSP staple when told to (none is fine)", function()
+      local srv = server()
+      net.run(function()
+        local sock = connect(srv)
+        assert.is_true(sock:sslhandshake(false, nil, nil, true))
+        sock:close()
+      end)
+    end)
+
+    it("a plain server: the handshake fails and closes", function()
+      local srv = server({ mode = "plain" })
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv)
+        local ok, err = sock:sslhandshake()
+        assert.is_nil(ok)
+        assert.matches("^handshake failed: ", err)
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("times out with the connect timeout, and closes", function()
+      local srv = server({ mode = "hang" })
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv)
+        sock:settimeouts(100, 5000, 5000)
+        local dt, ok, err = net.timed(sock.sslhandshake, sock)
+        assert.same({ nil, "timeout" }, { ok, err })
+        assert.is_true(dt >= 0.09 and dt < helper.slack * 2, dt)
+        assert.same({ nil, "closed" }, { sock:send("x") })
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("kill during the handshake closes the socket", function()
+      local srv = server({ mode = "hang" })
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv)
+        local th = spawn(function() return sock:sslhandshake() end)
+        assert.is_true(net.wait_until(function()
+          return net.parked_on(th) == "socket sslhandshake"
+        end))
+        assert.truthy(kill(th))
+        assert.same({ nil, "closed" }, { sock:send("x") })
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("close() from another thread wakes it with closed", function()
+      local srv = server({ mode = "hang" })
+      net.run(function()
+        local sock = connect(srv)
+        local th = spawn(function() return sock:sslhandshake() end)
+        assert.is_true(net.wait_until(function()
+          return net.parked_on(th) == "socket sslhandshake"
+        end))
+        assert.equal(1, sock:close())
+        assert.same({ true, nil, "closed" }, { wait(th) })
+      end)
+    end)
+
+    it("closed, busy, already TLS, and programmer errors", function()
+      local srv = server()
+      net.run(function()
+        local sock = cs.socket.tcp()
+        assert.same({ nil, "closed" }, { sock:sslhandshake() })
+        sock = connect(srv)
+        assert.has_error(function() sock:sslhandshake("x") end,
+          "bad argument #1 to 'sslhandshake' (session or false expected, "
+          .. "got string)")
+        assert.has_error(function() sock:sslhandshake(nil, 42) end)
+        assert.has_error(function() sock:sslhandshake(nil, nil, "yes") end)
+        local sess = assert(sock:sslhandshake())
+        -- a second handshake on the connection returns at once
+        assert.is_true(is_session(assert(sock:sslhandshake(sess))))
+        assert.is_true(sock:sslhandshake(false))
+        local reader = spawn(function() return sock:receive() end)
+        net.wait_until(function() return net.parked_on(reader) end)
+        assert.same({ nil, "socket busy reading" }, { sock:sslhandshake() })
+        sock:close()
+        wait(reader)
+      end)
+      -- outside a light thread
+      assert.has_error(function() cs.socket.tcp():sslhandshake() end)
+    end)
+
+    it("a socket collected unclosed leaves no fd", function()
+      local srv = server()
+      net.run(function()
+        local fds = helper.fds()
+        do
+          local sock = connect(srv)
+          assert(sock:sslhandshake())
+          assert(sock:send("x"))
+        end
+        collectgarbage()
+        collectgarbage()
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+  end)
+
+  describe("over TLS", function()
+    it("lines, counts, receiveany, receiveuntil", function()
+      local srv = server()
+      net.run(function()
+        local sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        assert(sock:send("one\r\ntwo\nthree--end--rest"))
+        assert.equal("one", sock:receive())
+        assert.equal("two", sock:receive("*l"))
+        local it = sock:receiveuntil("--end--")
+        assert.equal("three", it())
+        assert.equal("rest", sock:receive(4))
+        assert(sock:send("xyz"))
+        assert.equal("xyz", sock:receiveany(10))
+        assert.same({ nil, "timeout", "" },
+                    { (function() sock:settimeout(50)
+                        return sock:receive() end)() })
+        sock:close()
+      end)
+    end)
+
+    it("1 MiB each way, sent and received by two threads", function()
+      local srv = server()
+      local n = net.big(1024 * 1024)
+      net.run(function()
+        local sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        local data = net.payload(n)
+        local w = spawn(function() return sock:send(data) end)
+        local got = assert(sock:receive(n))
+        assert.same({ true, n }, { wait(w) })
+        assert.equal(data, got)
+        sock:close()
+      end, { timeout = 60 })
+    end)
+
+    it("*a ends at close_notify, and at a close without it", function()
+      local notify = server({ mode = "send_notify", payload = "bye\nall" })
+      local bare = server({ mode = "send_close", payload = "bye\nall" })
+      net.run(function()
+        for _, srv in ipairs({ notify, bare }) do
+          local sock = connect(srv)
+          assert(sock:sslhandshake(false))
+          assert.equal("bye\nall", sock:receive("*a"))
+          assert.equal("", sock:receive("*a"))
+          sock:close()
+          -- other patterns: closed, with what came
+          sock = connect(srv)
+          assert(sock:sslhandshake(false))
+          assert.equal("bye", sock:receive())
+          assert.same({ nil, "closed", "all" }, { sock:receive() })
+          assert.equal(1, sock:close()) -- closed by the error, as plain
+        end
+      end)
+    end)
+  end)
+
+  describe("the pool", function()
+    it("keeps a TLS connection TLS: reused, no new handshake", function()
+      local srv = server({ mode = "whoami" })
+      net.run(function()
+        local sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        assert.matches("^sni=", sock:receive())
+        -- TLS 1.3 tickets may arrive while it is idle: consumed
+        cs.sleep(0.05)
+        assert.equal(1, sock:setkeepalive())
+        cs.sleep(0.05)
+        assert.equal(1, cs.stats().sockets)
+        sock = cs.socket.tcp()
+        assert(sock:connect("127.0.0.1", srv.port))
+        assert.equal(1, sock:getreusedtimes())
+        assert.is_true(sock:sslhandshake(false))
+        assert(sock:send("again\n"))
+        assert.equal("again", sock:receive())
+        -- unread decrypted bytes stay: refused
+        assert(sock:send("0123456789"))
+        assert.equal("01234", sock:receive(5))
+        assert.same({ nil, "unread data in buffer" },
+                    { sock:setkeepalive() })
+        assert.equal("56789", sock:receive(5))
+        assert.equal(1, sock:setkeepalive(10))
+        cs.sleep(0.1) -- the idle timeout closes it
+        assert.equal(0, cs.stats().sockets)
+      end)
+    end)
+  end)
+end)
