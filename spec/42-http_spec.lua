@@ -5,7 +5,8 @@
 -- reader, bad servers (malformed, oversized, closing early, silent),
 -- 100 concurrent requests, argument errors, and no fd, socket or thread
 -- left behind. The servers are corosched listeners on 127.0.0.1 run by
--- light threads of the test.
+-- light threads of the test; https goes to a real TLS server
+-- (spec/support/tls_peer.py).
 local helper = require "spec.helper"
 local net = require "spec.support.net"
 local http = require "corosched.http"
@@ -14,8 +15,6 @@ local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 
 -- upper bounds are generous (2-core noisy machines, sanitizers)
 local function slow(sec) return sec * 5 * helper.slack end
-
-local NO_TLS = "https is not supported yet (corosched has no TLS)"
 
 ---------------------------------------------------------------------------
 -- a small HTTP/1.1 server for the tests
@@ -1129,15 +1128,90 @@ describe("http failures", function()
     end)
   end)
 
-  it("https: nil, the no-TLS error, and nothing opened", function()
-    net.run(function()
-      local fds = helper.fds()
-      assert.same({ nil, NO_TLS }, { http.request("https://127.0.0.1/") })
-      assert.same({ nil, NO_TLS },
-                  { http.request{ url = "HTTPS://localhost:8443/x",
-                                  method = "POST", body = "x" } })
-      assert.equal(fds, helper.fds())
-      assert.equal(0, cs.stats().sockets)
+  describe("https", function()
+    local tls = require "spec.support.tls"
+    local have, why = tls.available()
+    if not have then
+      pending("needs python3 and openssl: " .. tostring(why))
+      return
+    end
+    local C, srv, self
+    setup(function()
+      C = tls.certs()
+      srv = tls.server({ mode = "http" })
+      self = tls.server({ mode = "http", cert = C.self_crt,
+                          key = C.self_key })
+    end)
+    teardown(function()
+      tls.cleanup()
+    end)
+
+    -- runs fn with the test CA trusted by every socket
+    local function trusting(fn)
+      net.run(function()
+        assert(cs.socket.setcafile(C.ca_crt))
+        local ok, err = pcall(fn)
+        assert(cs.socket.setcafile(nil))
+        assert(ok, err)
+      end)
+    end
+
+    it("verified, SNI sent, kept alive in a pool of its own", function()
+      trusting(function()
+        assert(cs.resolve("localhost")) -- the resolver's own fds first
+        local fds = helper.fds()
+        local url = ("https://localhost:%d"):format(srv.port)
+        local res = assert(http.request{ url = url .. "/a",
+                                         keepalive_timeout = 100 })
+        assert.same({ 200, "method=GET path=/a sni=localhost", 0 },
+                    { res.status, res.body, res.reused })
+        res = assert(http.request{ url = url .. "/b", method = "POST",
+                                   body = "hello", keepalive_timeout = 100 })
+        assert.same({ "method=POST path=/b sni=localhost\nhello", 1 },
+                    { res.body, res.reused })
+        -- unverified connections are pooled apart from verified ones
+        res = assert(http.request{ url = url .. "/c", ssl_verify = false,
+                                   keepalive_timeout = 100 })
+        assert.equal(0, res.reused)
+        assert.equal(2, cs.stats().sockets)
+        cs.sleep(0.2) -- the idle timeouts close both
+        assert.equal(0, cs.stats().sockets)
+        assert.equal(fds, helper.fds())
+      end)
+    end)
+
+    it("a bad certificate: the handshake error; ssl_verify = false",
+       function()
+      trusting(function()
+        local url = ("https://127.0.0.1:%d/"):format(self.port)
+        assert.same({ nil, "handshake failed: self-signed certificate" },
+                    { http.request(url) })
+        local res = assert(http.request{ url = url, ssl_verify = false,
+                                         keepalive = false })
+        assert.same({ 200, "method=GET path=/ sni=-" },
+                    { res.status, res.body })
+        -- the unverified connection is never handed to a verifying request
+        res = assert(http.request{ url = url, ssl_verify = false,
+                                   keepalive_timeout = 100 })
+        assert.same({ nil, "handshake failed: self-signed certificate" },
+                    { http.request(url) })
+        cs.sleep(0.2)
+        assert.equal(0, cs.stats().sockets)
+      end)
+    end)
+
+    it("a plain HTTP server on an https URL: the handshake error",
+       function()
+      local plain = tls.server({ mode = "plain" })
+      net.run(function()
+        local fds = helper.fds()
+        local res, err = http.request(("https://127.0.0.1:%d/")
+                                        :format(plain.port))
+        assert.is_nil(res)
+        assert.matches("^handshake failed: ", err)
+        assert.equal(fds, helper.fds())
+      end)
+      plain:stop()
     end)
   end)
 

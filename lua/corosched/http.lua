@@ -7,8 +7,11 @@
 --
 -- request(opts) or request(url) -> res | nil, err
 --   opts.url        "http://[user:pass@]host[:port][/path][?query][#frag]"
---                   (required; the fragment is not sent; user:pass makes an
---                   Authorization: Basic header unless headers set one)
+--                   or "https://..." (required; the fragment is not sent;
+--                   user:pass makes an Authorization: Basic header unless
+--                   headers set one)
+--   opts.ssl_verify https: false skips the certificate checks (chain and
+--                   host name), which are on by default (sslhandshake)
 --   opts.method     "GET" by default; sent as it is (case matters in HTTP)
 --   opts.headers    { name = value | {value, value...} | false }: a table
 --                   of values is sent as repeated lines; false drops a
@@ -33,7 +36,9 @@
 --   opts.keepalive  false: send Connection: close and never pool
 --   opts.keepalive_timeout  idle ms in the pool (setkeepalive: 60 s by
 --                   default, 0 for no limit)
---   opts.pool, opts.pool_size, opts.backlog   connect's pool options
+--   opts.pool, opts.pool_size, opts.backlog   connect's pool options (https
+--                   connections have a pool of their own by default: host,
+--                   port and whether they were verified)
 --   opts.max_header_size    bytes of status line and headers (64 KiB)
 --   opts.max_body_size      bytes a buffered body may have (no limit)
 --
@@ -68,8 +73,8 @@
 -- was complete, "connection refused", ...); bad responses return
 -- "malformed status line: ...", "malformed header line: ...",
 -- "malformed chunk: ...", "bad content-length: ...", "response header too
--- large", "trailers too large", "body too large"; https URLs return
--- "https is not supported yet (corosched has no TLS)".
+-- large", "trailers too large", "body too large"; a failed TLS handshake
+-- returns sslhandshake's "handshake failed: <reason>".
 --
 -- Also: parse_url(url) -> parts | nil, err (below); USER_AGENT, the
 -- default User-Agent (false: none).
@@ -86,7 +91,6 @@ local _M = {
   USER_AGENT = "corosched-http/" .. cs._VERSION,
 }
 
-local NO_TLS = "https is not supported yet (corosched has no TLS)"
 local HEADER_TOO_LARGE = "response header too large"
 local BODY_TOO_LARGE = "body too large"
 local DEFAULT_PORTS = { http = 80, https = 443 }
@@ -107,7 +111,7 @@ local OPTIONS = {
   read_timeout = "ms", stream = "boolean", keepalive = "boolean",
   keepalive_timeout = "ms", pool = "string", pool_size = "count",
   backlog = "count", max_header_size = "count", max_body_size = "count",
-  ssl_verify = "boolean", -- for the day corosched has TLS
+  ssl_verify = "boolean",
 }
 
 local THIS = debug.getinfo(1, "S").source
@@ -850,9 +854,15 @@ function _M.request(opts)
   opts, u, method = check_opts(opts)
   local head, chunked, close = build_head(opts, u, method)
   local replayable = type(opts.body) ~= "function" and IDEMPOTENT[method]
-  local copts
-  if opts.pool or opts.pool_size or opts.backlog then
-    copts = { pool = opts.pool, pool_size = opts.pool_size,
+  local copts, pool = nil, opts.pool
+  if not pool and u.scheme == "https" then
+    -- a TLS connection is pooled apart from plain ones to the same port,
+    -- and from those verified otherwise
+    pool = fmt("%s:%d:https:%s", u.host, u.port,
+               opts.ssl_verify == false and "noverify" or "verify")
+  end
+  if pool or opts.pool_size or opts.backlog then
+    copts = { pool = pool, pool_size = opts.pool_size,
               backlog = opts.backlog }
   end
   local t = opts.timeout or 0
@@ -862,19 +872,12 @@ function _M.request(opts)
 
   for attempt = 1, 2 do
     local sock = tcp()
-    if u.scheme == "https" then
-      -- the socket has no sslhandshake until corosched has TLS
-      if not sock.sslhandshake then return nil, NO_TLS end
-    end
     sock:settimeouts(ct, wt, rt)
     local ok, err = sock:connect(u.host, u.port, copts)
     if not ok then return nil, err end
-    if u.scheme == "https" then
-      ok, err = sock:sslhandshake(nil, nil, opts.ssl_verify)
-      if not ok then
-        sock:close()
-        return nil, err
-      end
+    if u.scheme == "https" then -- at once on a pooled TLS connection
+      ok, err = sock:sslhandshake(false, nil, opts.ssl_verify)
+      if not ok then return nil, err end -- the socket is closed
     end
     local reused = sock:getreusedtimes()
     local res, retry
