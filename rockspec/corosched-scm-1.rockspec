@@ -27,6 +27,10 @@ external_dependencies = {
       header = "pcre2.h",
       library = "pcre2-8",
    },
+   OPENSSL = {
+      header = "openssl/ssl.h",
+      library = "ssl",
+   },
 }
 build = {
    type = "builtin",
@@ -37,12 +41,12 @@ build = {
             "csrc/cs_coroutine.c", "csrc/cs_timer.c", "csrc/cs_sync.c",
             "csrc/cs_map.c",
             "csrc/cs_buffer.c", "csrc/cs_net.c", "csrc/cs_socket.c",
-            "csrc/cs_tcp.c", "csrc/cs_udp.c",
+            "csrc/cs_tcp.c", "csrc/cs_tls.c", "csrc/cs_udp.c",
          },
          defines = { "_GNU_SOURCE" },
-         libraries = { "event_core", "event_extra" },
-         incdirs = { "csrc", "$(LIBEVENT_INCDIR)" },
-         libdirs = { "$(LIBEVENT_LIBDIR)" },
+         libraries = { "event_core", "event_extra", "ssl", "crypto" },
+         incdirs = { "csrc", "$(LIBEVENT_INCDIR)", "$(OPENSSL_INCDIR)" },
+         libdirs = { "$(LIBEVENT_LIBDIR)", "$(OPENSSL_LIBDIR)" },
       },
       ["corosched.re"] = {
          sources = { "csrc/cs_re.c" },
