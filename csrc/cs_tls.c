@@ -259,10 +259,13 @@ cs_tls_new(int fd, const cs_tls_opts_t *o, char *err, size_t errlen)
         int ip = cs_tls_is_ip(o->name);
         if (!ip) /* SNI carries host names only (RFC 6066) */
             ok = SSL_set_tlsext_host_name(t->ssl, o->name) == 1;
-        if (ok && o->verify)
-            ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl),
-                                                    o->name) == 1
-                    : SSL_set1_host(t->ssl, o->name) == 1;
+        if (ok && o->verify && ip)
+            ok = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl),
+                                               o->name) == 1;
+        else if (ok && o->verify) { /* "*.example.com", not "w*.example" */
+            SSL_set_hostflags(t->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+            ok = SSL_set1_host(t->ssl, o->name) == 1;
+        }
     }
     if (ok && c != NULL && c->cert != NULL)
         ok = SSL_use_certificate(t->ssl, c->cert) == 1

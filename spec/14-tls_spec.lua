@@ -141,6 +141,17 @@ describe_tls("TLS", function()
       end)
     end)
 
+    it("a wildcard matches one whole label", function()
+      local wild = server({ cert = C.wild_crt, key = C.wild_key })
+      net.run(function()
+        local sock = connect(wild)
+        assert(sock:sslhandshake(false, "a.wild.corosched"))
+        sock:close()
+        refused(wild, nil, "hostname mismatch", nil, "a.b.wild.corosched")
+        refused(wild, nil, "hostname mismatch", nil, "wild.corosched")
+      end)
+    end)
+
     it("ssl_verify false skips the chain and name checks only", function()
       local self = server({ cert = C.self_crt, key = C.self_key,
                             mode = "whoami" })

@@ -14,8 +14,9 @@
 -- certificates in a fresh temporary directory (c.cadir): a root CA
 -- "corosched test CA" (ca_crt, ca_key); leaves that it signs: server
 -- (CN=localhost, DNS:localhost, DNS:test.corosched, IP:127.0.0.1, IP:::1,
--- serverAuth), other (DNS:other.example only), expired (DNS:localhost,
--- IP:127.0.0.1, valid from 2020-01-01 to 2020-01-02), client
+-- serverAuth), other (DNS:other.example only), wild (DNS:*.wild.corosched
+-- only), expired (DNS:localhost, IP:127.0.0.1, valid from 2020-01-01 to
+-- 2020-01-02), client
 -- (CN=corosched-client, clientAuth); self (self-signed, DNS:localhost,
 -- IP:127.0.0.1); chain (DNS:localhost, IP:127.0.0.1, issued by
 -- intermediate 3 <- 2 <- 1 <- the root; chain_crt holds the leaf then
@@ -180,6 +181,13 @@ extendedKeyUsage = serverAuth
 subjectAltName = DNS:other.example
 subjectKeyIdentifier = hash
 authorityKeyIdentifier = keyid
+[wild_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:*.wild.corosched
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
 [local_ext]
 basicConstraints = critical, CA:FALSE
 keyUsage = critical, digitalSignature
@@ -213,6 +221,7 @@ cert ca "/CN=corosched test CA" root_ext 1 3650
 cert server /CN=localhost server_ext 2 365 ca
 cert other /CN=other.example other_ext 3 365 ca
 cert client /CN=corosched-client client_ext 4 365 ca
+cert wild "/CN=*.wild.corosched" wild_ext 11 365 ca
 cert self /CN=localhost self_ext 5 365
 cert int1 "/CN=corosched test intermediate 1" int_ext 6 3650 ca
 cert int2 "/CN=corosched test intermediate 2" int_ext 7 3650 int1
@@ -239,7 +248,7 @@ if openssl verify -CAfile ca.crt self.crt; then exit 1; fi
 ]]
 
 local CERT_NAMES = {
-  "ca", "server", "other", "expired", "self", "chain", "client",
+  "ca", "server", "other", "expired", "self", "chain", "client", "wild",
 }
 
 local function remove_dir(dir)
