@@ -1509,13 +1509,16 @@ cs_tcp_sslhandshake(lua_State *L)
     cs_tls_t *t;
     int nret, want_session;
 
+    if (lua_gettop(L) > 5) /* lua-resty-core's check and message */
+        return luaL_error(L, "ngx.socket sslhandshake: expecting 1 ~ 5 "
+                             "arguments (including the object), but seen "
+                             "%d", lua_gettop(L));
     lua_settop(L, 5);
     memset(&o, 0, sizeof(o));
+    /* as lua-resty-core: a session object is resumed, anything else is
+     * not; the session is returned unless reused_session is false */
     want_session = lua_type(L, 2) != LUA_TBOOLEAN || lua_toboolean(L, 2);
-    if (want_session && !lua_isnil(L, 2)) {
-        o.session = cs_tls_to_session(L, 2);
-        luaL_argexpected(L, o.session != NULL, 2, "session or false");
-    }
+    o.session = cs_tls_to_session(L, 2);
     if (!lua_isnil(L, 3))
         luaL_checktype(L, 3, LUA_TSTRING);
     if (lua_isnil(L, 4))
@@ -1557,16 +1560,20 @@ cs_tcp_sslhandshake(lua_State *L)
 
 
 /* sock:setclientcert(cert_pem, key_pem) -> true | nil, err: the
- * certificate (and its chain) the next handshakes present */
+ * certificate (and its chain) the next handshakes present; (nil, nil):
+ * none any more */
 static int
 cs_tcp_setclientcert(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    size_t clen, klen;
-    const char *cert = luaL_checklstring(L, 2, &clen);
-    const char *key = luaL_checklstring(L, 3, &klen);
+    size_t clen = 0, klen = 0;
+    const char *cert = luaL_optlstring(L, 2, NULL, &clen);
+    const char *key = luaL_optlstring(L, 3, NULL, &klen);
     char err[256];
 
+    if ((cert == NULL) != (key == NULL)) /* lua-resty-core's message */
+        return cs_sock_fail(L, "client certificate must be supplied with "
+                               "corresponding private key");
     if (cs_tls_conf_set_cert(&u->tls, cert, clen, key, klen,
                              err, sizeof(err)) != CS_OK)
         return cs_sock_fail(L, err);

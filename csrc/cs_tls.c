@@ -471,14 +471,19 @@ cs_tls_conf_set_cert(cs_tls_conf_t **cp, const char *cert_pem,
                      size_t certlen, const char *key_pem, size_t keylen,
                      char *err, size_t errlen)
 {
-    cs_tls_conf_t *c = cs_tls_conf(cp, err, errlen);
+    cs_tls_conf_t *c;
     BIO *b;
     X509 *x;
     X509 *cert = NULL;
     EVP_PKEY *key = NULL;
     STACK_OF(X509) *chain = NULL;
 
-    if (c == NULL)
+    if (cert_pem == NULL) { /* none any more */
+        if (*cp != NULL)
+            cs_tls_conf_drop_cert(*cp);
+        return CS_OK;
+    }
+    if ((c = cs_tls_conf(cp, err, errlen)) == NULL)
         return CS_ERROR;
     ERR_clear_error();
     if (certlen > INT_MAX || keylen > INT_MAX) {

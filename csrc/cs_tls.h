@@ -45,9 +45,9 @@ void cs_tls_push_session(lua_State *L, cs_tls_t *t);
 void *cs_tls_to_session(lua_State *L, int idx);
 
 /* a socket's settings, made on first use (*c NULL before): CS_OK, or
- * CS_ERROR with err. cert_pem: the certificate, then its chain; key_pem:
- * its private key. cafile: CA certificates trusted for this socket's
- * handshakes, besides the system's. */
+ * CS_ERROR with err. cert_pem: the certificate, then its chain (NULL:
+ * none any more); key_pem: its private key. cafile: CA certificates
+ * trusted for this socket's handshakes, besides the system's. */
 int cs_tls_conf_set_cert(cs_tls_conf_t **c, const char *cert_pem,
                          size_t certlen, const char *key_pem, size_t keylen,
                          char *err, size_t errlen);

@@ -200,6 +200,12 @@ describe_tls("TLS", function()
         assert(sock:sslhandshake())
         assert.matches(" cn=corosched%-client ", sock:receive())
         sock:close()
+        -- (nil, nil) takes it back
+        sock = connect(srv)
+        assert(sock:setclientcert(tls.read(C.client_crt),
+                                  tls.read(C.client_key)))
+        assert.is_true(sock:setclientcert(nil, nil))
+        assert.is_nil(sock:sslhandshake())
         -- without one the server refuses the handshake
         local fds = helper.fds()
         sock = connect(srv)
@@ -221,10 +227,14 @@ describe_tls("TLS", function()
         assert.same({ nil, "the private key does not match the "
                            .. "certificate" },
                     { sock:setclientcert(cert, tls.read(C.server_key)) })
+        local alone = { nil, "client certificate must be supplied with "
+                             .. "corresponding private key" }
+        assert.same(alone, { sock:setclientcert(cert) })
+        assert.same(alone, { sock:setclientcert(nil, key) })
         local ok, err = sock:setcafile("/nonexistent/ca.pem")
         assert.is_nil(ok)
         assert.matches("^cannot load CA file /nonexistent/ca%.pem: ", err)
-        assert.has_error(function() sock:setclientcert(1) end)
+        assert.has_error(function() sock:setclientcert({}, "k") end)
         assert.has_error(function() sock:setcafile() end)
       end)
     end)
@@ -316,14 +326,18 @@ describe_tls("TLS", function()
         local sock = cs.socket.tcp()
         assert.same({ nil, "closed" }, { sock:sslhandshake() })
         sock = connect(srv)
-        assert.has_error(function() sock:sslhandshake("x") end,
-          "bad argument #1 to 'sslhandshake' (session or false expected, "
-          .. "got string)")
         assert.has_error(function() sock:sslhandshake(nil, 42) end)
         assert.has_error(function() sock:sslhandshake(nil, nil, "yes") end)
-        local sess = assert(sock:sslhandshake())
+        assert.has_error(function() sock:sslhandshake(1, 2, 3, 4, 5) end,
+          "ngx.socket sslhandshake: expecting 1 ~ 5 arguments (including "
+          .. "the object), but seen 6")
+        -- as lua-resty-core: what is not a session is not resumed, and a
+        -- session comes back unless reused_session is false
+        local sess = assert(sock:sslhandshake(true))
+        assert.is_true(is_session(sess))
         -- a second handshake on the connection returns at once
         assert.is_true(is_session(assert(sock:sslhandshake(sess))))
+        assert.is_true(is_session(assert(sock:sslhandshake("x"))))
         assert.is_true(sock:sslhandshake(false))
         local reader = spawn(function() return sock:receive() end)
         net.wait_until(function() return net.parked_on(reader) end)
