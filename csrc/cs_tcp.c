@@ -1531,10 +1531,27 @@ cs_tcp_sslhandshake(lua_State *L)
     cs_sched_current(u->s.S, L, "sslhandshake"); /* raises outside */
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
+    if (u->tp == &cs_transport_tls && o.session != NULL) {
+        lua_settop(L, 2); /* speaks TLS already: the session given back */
+        return 1;
+    }
     lua_pushboolean(L, want_session);
     lua_replace(L, 2);
     if (u->tp == &cs_transport_tls) /* speaks TLS already (from a pool) */
         return cs_tcp_handshake_k(L, LUA_OK, (lua_KContext) u);
+
+    /* bytes that came in clear before it would be read as if they came
+     * over TLS (STARTTLS injection, as CVE-2021-23222): refused */
+    if (u->hold != NULL && cs_until_unread(u->hold, &u->in) != CS_OK) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "no memory");
+    }
+    u->hold = NULL;
+    if (cs_buf_len(&u->in) > 0) {
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "handshake failed: data received in clear "
+                               "before it");
+    }
 
     if (lua_isnil(L, 3)) { /* the name given to connect, unless a path */
         size_t len;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <event2/event.h>
 #include <openssl/err.h>
@@ -25,6 +26,7 @@
 #include "cs_tls.h"
 
 #define CS_TLS_DEPTH 32 /* intermediates allowed (API.md: at least 9) */
+#define CS_TLS_CAFILES 16 /* CA stores kept, one per file */
 #define CS_TLS_SESSION_MT "corosched.ssl_session"
 
 struct cs_tls_s {
@@ -43,8 +45,20 @@ struct cs_tls_conf_s {
     X509_STORE *store;     /* the system's CAs and the socket's, or NULL */
 };
 
+/* a store made for a CA file: the system's CAs and the file's. Loading
+ * the system's takes tens of ms and about 1 MB, so stores are shared by
+ * every socket that names the same unchanged file (newest first). */
+typedef struct cs_tls_cafile_s {
+    struct cs_tls_cafile_s *next;
+    X509_STORE *store;      /* one reference is the cache's */
+    time_t mtime;
+    off_t size;
+    char path[1];           /* allocated to its length */
+} cs_tls_cafile_t;
+
 static SSL_CTX *cs_tls_ctx;
 static BIO_METHOD *cs_tls_biom;
+static cs_tls_cafile_t *cs_tls_cafiles;
 
 
 /* {====== errors ====== */
@@ -180,6 +194,13 @@ cs_tls_get_ctx(void)
 __attribute__((destructor)) static void
 cs_tls_unload(void)
 {
+    cs_tls_cafile_t *f;
+
+    while ((f = cs_tls_cafiles) != NULL) {
+        cs_tls_cafiles = f->next;
+        X509_STORE_free(f->store);
+        free(f);
+    }
     SSL_CTX_free(cs_tls_ctx);
     BIO_meth_free(cs_tls_biom);
     cs_tls_ctx = NULL;
@@ -209,6 +230,60 @@ cs_tls_store_new(const char *cafile, char *err, size_t errlen)
     }
     X509_STORE_set_depth(st, CS_TLS_DEPTH);
     return st;
+}
+
+
+/* the store for cafile, from the cache when the file did not change
+ * since; the caller owns a reference. NULL with err filled. */
+static X509_STORE *
+cs_tls_store_get(const char *cafile, char *err, size_t errlen)
+{
+    cs_tls_cafile_t *f, **pp, **last = NULL;
+    struct stat st;
+    X509_STORE *store;
+    size_t len = strlen(cafile);
+    int n = 0;
+
+    if (stat(cafile, &st) != 0) {
+        snprintf(err, errlen, "cannot load CA file %s: %s", cafile,
+                 cs_net_strerror(errno));
+        return NULL;
+    }
+    for (pp = &cs_tls_cafiles; (f = *pp) != NULL; pp = &f->next) {
+        if (strcmp(f->path, cafile) == 0) {
+            *pp = f->next; /* stale or not, it moves or goes */
+            if (f->mtime == st.st_mtime && f->size == st.st_size) {
+                f->next = cs_tls_cafiles;
+                cs_tls_cafiles = f;
+                X509_STORE_up_ref(f->store);
+                return f->store;
+            }
+            X509_STORE_free(f->store);
+            free(f);
+            break;
+        }
+    }
+    if ((store = cs_tls_store_new(cafile, err, errlen)) == NULL)
+        return NULL;
+    if ((f = malloc(sizeof(*f) + len)) == NULL)
+        return store; /* works, uncached */
+    memcpy(f->path, cafile, len + 1);
+    f->mtime = st.st_mtime;
+    f->size = st.st_size;
+    f->store = store;
+    X509_STORE_up_ref(store);
+    f->next = cs_tls_cafiles;
+    cs_tls_cafiles = f;
+    for (pp = &cs_tls_cafiles; *pp != NULL; pp = &(*pp)->next)
+        if (++n > CS_TLS_CAFILES)
+            last = pp;
+    if (last != NULL) { /* the least recently used one goes */
+        f = *last;
+        *last = NULL;
+        X509_STORE_free(f->store);
+        free(f);
+    }
+    return store;
 }
 
 
@@ -539,7 +614,7 @@ cs_tls_conf_set_cafile(cs_tls_conf_t **cp, const char *cafile, char *err,
 
     if (c == NULL)
         return CS_ERROR;
-    if ((st = cs_tls_store_new(cafile, err, errlen)) == NULL)
+    if ((st = cs_tls_store_get(cafile, err, errlen)) == NULL)
         return CS_ERROR;
     X509_STORE_free(c->store);
     c->store = st;
@@ -618,7 +693,9 @@ cs_tls_setcafile(lua_State *L)
 
     if (ctx == NULL)
         return luaL_error(L, "not enough memory");
-    if ((st = cs_tls_store_new(path, err, sizeof(err))) == NULL) {
+    st = path != NULL ? cs_tls_store_get(path, err, sizeof(err))
+                      : cs_tls_store_new(NULL, err, sizeof(err));
+    if (st == NULL) {
         lua_pushnil(L);
         lua_pushstring(L, err);
         return 2;

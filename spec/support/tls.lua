@@ -31,6 +31,8 @@
 -- max_version ("1.2" or "1.3"), payload (the bytes of send_notify,
 -- send_close and plain), host (default "127.0.0.1"). The modes:
 --   echo         echoes until the client closes, then close_notify
+--   starttls     reads a line in clear, answers "OK\n" and payload in
+--                clear, then does TLS and echoes
 --   whoami       sends "sni=<name|-> cn=<client CN|-> reused=<0|1>
 --                version=<TLSv1.2|TLSv1.3>\n", then echoes
 --   send_notify  sends payload, then close_notify, then closes
@@ -49,6 +51,7 @@ local tls = {}
 
 local MODES = {
   echo = true, whoami = true, send_notify = true, send_close = true,
+  starttls = true,
   hang = true, plain = true, http = true,
 }
 local VERSIONS = { ["1.2"] = true, ["1.3"] = true }

@@ -260,6 +260,7 @@ def mode_plain(cid, raw, args):
 
 TLS_MODES = {
     "echo": mode_echo,
+    "starttls": mode_echo,  # after the clear exchange in handle()
     "whoami": mode_whoami,
     "send_notify": mode_send_notify,
     "send_close": mode_send_close,
@@ -278,6 +279,18 @@ def handle(ctx, raw, addr, args):
         if args.mode in RAW_MODES:
             RAW_MODES[args.mode](cid, raw, args)
             return
+        if args.mode == "starttls":
+            # a line in clear, then "OK\n" and the payload (bytes a man in
+            # the middle would add) in clear, then TLS
+            line = b""
+            while not line.endswith(b"\n"):
+                data = raw.recv(1)
+                if not data:
+                    raw.close()
+                    return
+                line += data
+            log(cid, "starttls: %r" % (line,))
+            raw.sendall(b"OK\n" + (args.payload or b""))
         ssock = ctx.wrap_socket(raw, server_side=True,
                                 do_handshake_on_connect=False)
         try:
