@@ -238,7 +238,7 @@ cs_tls_store_new(const char *cafile, char *err, size_t errlen)
 static X509_STORE *
 cs_tls_store_get(const char *cafile, char *err, size_t errlen)
 {
-    cs_tls_cafile_t *f, **pp, **last = NULL;
+    cs_tls_cafile_t *f, **pp;
     struct stat st;
     X509_STORE *store;
     size_t len = strlen(cafile);
@@ -274,14 +274,13 @@ cs_tls_store_get(const char *cafile, char *err, size_t errlen)
     X509_STORE_up_ref(store);
     f->next = cs_tls_cafiles;
     cs_tls_cafiles = f;
-    for (pp = &cs_tls_cafiles; *pp != NULL; pp = &(*pp)->next)
-        if (++n > CS_TLS_CAFILES)
-            last = pp;
-    if (last != NULL) { /* the least recently used one goes */
-        f = *last;
-        *last = NULL;
-        X509_STORE_free(f->store);
-        free(f);
+    while (f->next != NULL && ++n < CS_TLS_CAFILES)
+        f = f->next;
+    while (f->next != NULL) { /* the least recently used ones go */
+        cs_tls_cafile_t *old = f->next;
+        f->next = old->next;
+        X509_STORE_free(old->store);
+        free(old);
     }
     return store;
 }
