@@ -1599,6 +1599,21 @@ cs_tcp_setclientcert(lua_State *L)
 }
 
 
+/* sock:getpeercert() -> pem, signature algorithm | nil, err: the
+ * certificate the TLS peer presented */
+static int
+cs_tcp_getpeercert(lua_State *L)
+{
+    cs_tcp_t *u = cs_tcp_check(L);
+
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
+    if (u->tp != &cs_transport_tls)
+        return cs_sock_fail(L, "no TLS");
+    return cs_tls_push_peer_cert(L, u->tpio);
+}
+
+
 /* sock:setcafile(path) -> true | nil, err: CA certificates this socket's
  * handshakes trust, besides the system's */
 static int
@@ -2195,6 +2210,7 @@ static const luaL_Reg cs_tcp_methods[] = {
     {"sslhandshake", cs_tcp_sslhandshake},
     {"setclientcert", cs_tcp_setclientcert},
     {"setcafile", cs_tcp_setcafile},
+    {"getpeercert", cs_tcp_getpeercert},
     {NULL, NULL}
 };
 

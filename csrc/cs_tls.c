@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
 
@@ -650,6 +651,45 @@ cs_tls_push_session(lua_State *L, cs_tls_t *t)
 }
 
 
+int
+cs_tls_push_peer_cert(lua_State *L, cs_tls_t *t)
+{
+    /* no reference taken: nothing leaks when a Lua allocation raises */
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+    X509 *x = SSL_get0_peer_certificate(t->ssl);
+#else
+    X509 *x = SSL_get_peer_certificate(t->ssl);
+    X509_free(x); /* the connection keeps its own */
+#endif
+    unsigned char *der, *p;
+    unsigned char line[65];
+    luaL_Buffer b;
+    int len, i, n, nid;
+
+    if (x == NULL || (len = i2d_X509(x, NULL)) <= 0) {
+        lua_pushnil(L);
+        lua_pushliteral(L, "no peer certificate");
+        return 2;
+    }
+    der = p = lua_newuserdatauv(L, (size_t) len, 0);
+    if (i2d_X509(x, &p) != len)
+        return luaL_error(L, "cannot encode the peer certificate");
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "-----BEGIN CERTIFICATE-----\n");
+    for (i = 0; i < len; i += 48) { /* 64 characters a line */
+        n = EVP_EncodeBlock(line, der + i, len - i < 48 ? len - i : 48);
+        luaL_addlstring(&b, (const char *) line, (size_t) n);
+        luaL_addchar(&b, '\n');
+    }
+    luaL_addstring(&b, "-----END CERTIFICATE-----\n");
+    luaL_pushresult(&b);
+    lua_remove(L, -2); /* the DER */
+    nid = X509_get_signature_nid(x);
+    lua_pushstring(L, nid != NID_undef ? OBJ_nid2sn(nid) : "undefined");
+    return 2;
+}
+
+
 void *
 cs_tls_to_session(lua_State *L, int idx)
 {
@@ -675,6 +715,70 @@ cs_tls_session__tostring(lua_State *L)
 {
     lua_pushfstring(L, "corosched.ssl_session: %p",
                     lua_touserdata(L, 1));
+    return 1;
+}
+
+
+/* the NID of an object's short or long name, in any case (pgmoon lowers
+ * "ecdsa-with-SHA256"); NID_undef if none */
+static int
+cs_tls_nid(const char *name)
+{
+    int nid = OBJ_txt2nid(name), i;
+    const char *sn, *ln;
+
+    for (i = 1; nid == NID_undef && i < 4096; i++) {
+        sn = OBJ_nid2sn(i);
+        ln = OBJ_nid2ln(i);
+        if ((sn != NULL && strcasecmp(sn, name) == 0)
+            || (ln != NULL && strcasecmp(ln, name) == 0))
+            nid = i;
+    }
+    ERR_clear_error(); /* unknown NIDs on the way */
+    return nid;
+}
+
+
+/* cs.socket.x509_digest(pem, algorithm) -> the digest (binary) of the
+ * certificate's DER form | nil, err. algorithm: a digest name ("sha256"),
+ * or a signature algorithm's ("RSA-SHA256", "ecdsa-with-SHA384"): its
+ * digest. For corosched.ngx's resty.openssl.x509 (pgmoon's SCRAM channel
+ * binding, RFC 5929 tls-server-end-point). */
+static int
+cs_tls_x509_digest(lua_State *L)
+{
+    size_t len;
+    const char *pem = luaL_checklstring(L, 1, &len);
+    const char *alg = luaL_checkstring(L, 2);
+    const EVP_MD *md = EVP_get_digestbyname(alg);
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    X509 *x = NULL;
+    BIO *b;
+    int dig;
+
+    if (md == NULL /* a signature algorithm: its digest */
+        && OBJ_find_sigid_algs(cs_tls_nid(alg), &dig, NULL) && dig != 0)
+        md = EVP_get_digestbyname(OBJ_nid2sn(dig));
+    if (md == NULL) {
+        ERR_clear_error();
+        lua_pushnil(L);
+        lua_pushfstring(L, "unknown digest: %s", alg);
+        return 2;
+    }
+    if (len <= INT_MAX && (b = BIO_new_mem_buf(pem, (int) len)) != NULL) {
+        x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+        BIO_free(b);
+    }
+    if (x == NULL || !X509_digest(x, md, out, &n)) {
+        X509_free(x);
+        ERR_clear_error();
+        lua_pushnil(L);
+        lua_pushliteral(L, "bad certificate");
+        return 2;
+    }
+    X509_free(x);
+    lua_pushlstring(L, (const char *) out, n);
     return 1;
 }
 
@@ -718,6 +822,8 @@ cs_tls_open(lua_State *L, cs_sched_t *S)
     lua_pop(L, 1);
     lua_pushcfunction(L, cs_tls_setcafile);
     lua_setfield(L, -2, "setcafile");
+    lua_pushcfunction(L, cs_tls_x509_digest);
+    lua_setfield(L, -2, "x509_digest");
 }
 
 /* }====== */

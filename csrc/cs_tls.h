@@ -38,6 +38,10 @@ cs_tls_t *cs_tls_new(int fd, const cs_tls_opts_t *o, char *err,
  * or CS_ERROR with err = OpenSSL's reason ("certificate has expired") */
 int cs_tls_handshake(cs_tls_t *t, short *want, char *err, size_t errlen);
 
+/* [-0, +1|2, m] the peer's certificate in PEM and the short name of its
+ * signature algorithm ("RSA-SHA256"); nil, err without one */
+int cs_tls_push_peer_cert(lua_State *L, cs_tls_t *t);
+
 /* [-0, +1, m] the session of t as a Lua object, or true when it has none */
 void cs_tls_push_session(lua_State *L, cs_tls_t *t);
 

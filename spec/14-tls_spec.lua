@@ -417,6 +417,67 @@ describe_tls("TLS", function()
     end)
   end)
 
+  describe("the peer's certificate", function()
+    -- what openssl says: the DER form's digest
+    local function openssl_digest(crt, alg)
+      local p = assert(io.popen(("env -u LD_PRELOAD openssl x509 -in '%s' "
+        .. "-outform DER | env -u LD_PRELOAD openssl dgst -%s -binary")
+        :format(crt, alg)))
+      local d = p:read("a")
+      p:close()
+      return d
+    end
+
+    it("getpeercert: PEM and signature algorithm; x509_digest", function()
+      local srv = server()
+      net.run(function()
+        local sock = connect(srv)
+        assert.same({ nil, "no TLS" }, { sock:getpeercert() })
+        assert(sock:sslhandshake(false))
+        local pem, sig = sock:getpeercert()
+        assert.equal(tls.read(C.server_crt), pem)
+        assert.equal("ecdsa-with-SHA256", sig)
+        local d = openssl_digest(C.server_crt, "sha256")
+        assert.equal(32, #d)
+        assert.equal(d, cs.socket.x509_digest(pem, "sha256"))
+        -- a signature algorithm's name: its digest (RFC 5929)
+        assert.equal(d, cs.socket.x509_digest(pem, sig))
+        assert.equal(openssl_digest(C.server_crt, "sha384"),
+                     cs.socket.x509_digest(pem, "SHA384"))
+        assert.same({ nil, "unknown digest: nope" },
+                    { cs.socket.x509_digest(pem, "nope") })
+        assert.same({ nil, "bad certificate" },
+                    { cs.socket.x509_digest("junk", "sha256") })
+        sock:close()
+        assert.same({ nil, "closed" }, { sock:getpeercert() })
+      end)
+    end)
+
+    it("corosched.ngx's resty.openssl.ssl / x509 (pgmoon's channel "
+       .. "binding)", function()
+      local mods = require("corosched.ngx").modules
+      local ssl, x509 = mods["resty.openssl.ssl"], mods["resty.openssl.x509"]
+      local srv = server()
+      net.run(function()
+        local sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        local cert = assert(assert(ssl.from_socket(sock))
+                              :get_peer_certificate())
+        local pem = cert:to_PEM()
+        assert.equal(tls.read(C.server_crt), pem)
+        local sig = cert:get_signature_name():lower()
+        assert.equal("ecdsa-with-sha256", sig)
+        local d = openssl_digest(C.server_crt, "sha256")
+        assert.equal(d, assert(x509.new(pem, "PEM")):digest(sig))
+        assert.equal(d, cert:digest("sha256"))
+        assert.same({ nil, "x509.new: bad certificate" },
+                    { x509.new("junk") })
+        sock:close()
+        assert.is_nil(ssl.from_socket(sock):get_peer_certificate())
+      end)
+    end)
+  end)
+
   describe("over TLS", function()
     it("lines, counts, receiveany, receiveuntil", function()
       local srv = server()

@@ -1225,8 +1225,60 @@ if re_ok then
   ngx_re = { split = split, opt = opt }
 end
 
+-- The part of lua-resty-openssl (an FFI library) that pgmoon's
+-- SCRAM-SHA-256-PLUS uses over TLS for its channel binding:
+-- ssl.from_socket(sock):get_peer_certificate() (:to_PEM(),
+-- :get_signature_name(), :digest(alg)) and x509.new(pem, "PEM"):digest(alg).
+local x509_obj = {}
+x509_obj.__index = x509_obj
+
+function x509_obj:to_PEM() return self.pem end
+function x509_obj:get_signature_name()
+  if not self.signame then return nil, "x509:get_signature_name: unknown" end
+  return self.signame
+end
+-- the digest of the DER form; alg: a digest or signature algorithm name
+function x509_obj:digest(alg)
+  return cs.socket.x509_digest(self.pem, alg or "sha1")
+end
+
+local resty_openssl_x509 = {
+  new = function(data, fmt)
+    if type(data) ~= "string" then
+      error("x509.new: expect nil or a string at #1", 2)
+    end
+    if fmt ~= nil and fmt ~= "PEM" and fmt ~= "*" then
+      return nil, "x509.new: only PEM is supported (corosched.ngx)"
+    end
+    if not cs.socket.x509_digest(data, "sha1") then
+      return nil, "x509.new: bad certificate"
+    end
+    return setmetatable({ pem = data }, x509_obj)
+  end,
+}
+
+local ssl_obj = {}
+ssl_obj.__index = ssl_obj
+
+function ssl_obj:get_peer_certificate()
+  local pem, signame = self.sock:getpeercert()
+  if not pem then return nil, "ssl:get_peer_certificate: " .. signame end
+  return setmetatable({ pem = pem, signame = signame }, x509_obj)
+end
+
+local resty_openssl_ssl = {
+  from_socket = function(sock)
+    if type(sock) ~= "userdata" or not sock.getpeercert then
+      return nil, "ssl.from_socket: expect a corosched tcp socket"
+    end
+    return setmetatable({ sock = sock }, ssl_obj)
+  end,
+}
+
 -- the modules install() adds to package.preload
 _M.modules = {
+  ["resty.openssl.ssl"] = resty_openssl_ssl,
+  ["resty.openssl.x509"] = resty_openssl_x509,
   -- new(n) as lua-resty-core's: n = tonumber(n) or 0, so that
   -- semaphore:new(0) (a method call) works too; the FFI's int drops a
   -- fraction
