@@ -10,12 +10,8 @@ local tls = require "spec.support.tls"
 local cs = helper.cs
 local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 
-local have, why = tls.available()
-local describe_tls = have and describe or function(name)
-  describe(name, function()
-    pending("needs python3 and openssl: " .. tostring(why))
-  end)
-end
+-- describe, or a pending test when python3 or openssl is missing
+local describe_tls = tls.describer(describe, pending)
 
 local function is_session(v)
   return type(v) == "userdata"

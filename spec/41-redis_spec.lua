@@ -34,27 +34,11 @@ local pack = table.pack
 
 local server = {}
 
-local function pause(sec)
-  os.execute(("sleep %.3f"):format(sec))
-end
-
 local function sh_quote(s)
   return "'" .. s:gsub("'", "'\\''") .. "'"
 end
 
--- the state letter of process pid (R, S, Z...) or nil when it is gone
-local function proc_state(pid)
-  local f = io.open("/proc/" .. pid .. "/stat", "r")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s:match("^%d+ %b() (%a)")
-end
-
-local function alive(pid)
-  local st = proc_state(pid)
-  return st ~= nil and st ~= "Z" and st ~= "X"
-end
+local alive = net.alive
 
 local function server_log()
   local f = io.open(server.dir .. "/redis.log", "r")
@@ -84,12 +68,7 @@ end
 -- stops the server (SIGTERM, SIGKILL after a bounded wait) and reaps it
 local function stop_server()
   if not server.proc then return end
-  local pid = server.pid
-  os.execute("kill -TERM " .. pid .. " 2>/dev/null")
-  local deadline = helper.clock() + 5 * helper.slack
-  while alive(pid) and helper.clock() < deadline do pause(0.01) end
-  if alive(pid) then os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
-  server.proc:close() -- waits for it
+  net.stop_process(server.pid, server.proc)
   server.proc = nil
 end
 

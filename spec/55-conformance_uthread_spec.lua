@@ -46,26 +46,13 @@ local T = helper.slack > 1 and 0.1 or 0.02
 -- install() adds are put back after each test (see spec/40-ngx_spec.lua)
 local save_globals, restore_globals = ngx_env.saver()
 
--- an io.stdout stand-in collecting what ngx.say/ngx.print write into buf
-local function sink(buf)
-  return {
-    write = function(self, ...)
-      for i = 1, select("#", ...) do
-        buf[#buf + 1] = tostring((select(i, ...)))
-      end
-      return self
-    end,
-    flush = function(self) return self end,
-  }
-end
-
 -- Runs fn(ngx) in a light thread with net.run (a deadline, the leak
 -- checks) and the ngx global installed; returns what the threads wrote
 -- with ngx.say/ngx.print (the response body) until everything ended,
 -- then fn's results.
 local function run(fn, opts)
   local buf, real = {}, io.stdout
-  io.stdout = sink(buf)
+  io.stdout = ngx_env.sink(buf)
   local r = table.pack(pcall(net.run, function()
     return fn(ngxc.install())
   end, opts))
@@ -80,7 +67,7 @@ end
 -- waited for. Asserts that nothing is left afterwards.
 local function run_entry(fn)
   local buf, errors, real = {}, {}, io.stdout
-  io.stdout = sink(buf)
+  io.stdout = ngx_env.sink(buf)
   cs.on_error(function(_, err) errors[#errors + 1] = err end)
   local ok, err = pcall(cs.run, function() return fn(ngxc.install()) end)
   cs.on_error(nil)

@@ -69,12 +69,8 @@ local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
 
-local have, why = tls.available()
-local describe_tls = have and describe or function(name)
-  describe(name, function()
-    pending("needs python3 and openssl: " .. tostring(why))
-  end)
-end
+-- describe, or a pending test when python3 or openssl is missing
+local describe_tls = tls.describer(describe, pending)
 
 -- the ngx and unpack globals and the package.preload/loaded entries that
 -- install() adds are put back after each test (see spec/40-ngx_spec.lua)
@@ -84,19 +80,6 @@ local save_globals, restore_globals = ngx_env.saver()
 -- under valgrind, ASan and the short-I/O mode
 local T = math.floor(1000 * helper.slack)
 
--- an io.stdout stand-in collecting what ngx.say/ngx.print write into buf
-local function sink(buf)
-  return {
-    write = function(self, ...)
-      for i = 1, select("#", ...) do
-        buf[#buf + 1] = tostring((select(i, ...)))
-      end
-      return self
-    end,
-    flush = function(self) return self end,
-  }
-end
-
 -- Runs fn(ngx) with net.run (a deadline, the leak checks) and the ngx
 -- global installed; returns what it wrote with ngx.say/ngx.print (the
 -- response body). opts.trusted: the block's lua_ssl_trusted_certificate
@@ -105,7 +88,7 @@ local function run(fn, opts)
   opts = opts or {}
   local buf, real = {}, io.stdout
   if opts.trusted then assert(cs.socket.setcafile(opts.trusted)) end
-  io.stdout = sink(buf)
+  io.stdout = ngx_env.sink(buf)
   local ok, err = pcall(net.run, function() return fn(ngxc.install()) end,
                         opts)
   io.stdout = real

@@ -120,6 +120,28 @@ function net.python_server(code)
   return port, f
 end
 
+-- whether process pid runs (it is neither gone nor a zombie)
+function net.alive(pid)
+  local f = io.open("/proc/" .. pid .. "/stat", "r")
+  if not f then return false end
+  local st = f:read("a"):match("^%d+ %b() (%a)")
+  f:close()
+  return st ~= nil and st ~= "Z" and st ~= "X"
+end
+
+-- Stops process pid that io.popen started (its shell exec'ed it; proc is
+-- the handle): SIGTERM, SIGKILL if it is still there after 5 s, then
+-- reaps it (closing the handle waits for it). Blocks the loop meanwhile.
+function net.stop_process(pid, proc)
+  os.execute("kill -TERM " .. pid .. " 2>/dev/null")
+  for _ = 1, 500 do
+    if not net.alive(pid) then break end
+    os.execute("env -u LD_PRELOAD sleep 0.01")
+  end
+  if net.alive(pid) then os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
+  proc:close()
+end
+
 -- whether a file (of any kind: a unix socket too) exists at path
 function net.exists(path)
   local ok, lfs = pcall(require, "lfs")

@@ -47,6 +47,20 @@ function M.saver(extra)
   return save, restore
 end
 
+-- an io.stdout stand-in collecting what ngx.say/ngx.print write into buf
+-- (the response body of a replayed OpenResty block)
+function M.sink(buf)
+  return {
+    write = function(self, ...)
+      for i = 1, select("#", ...) do
+        buf[#buf + 1] = tostring((select(i, ...)))
+      end
+      return self
+    end,
+    flush = function(self) return self end,
+  }
+end
+
 -- a second copy of corosched.ngx, loaded as when corosched.re was not
 -- built (its require fails); corosched.ngx and corosched.re stay loaded
 -- as they were

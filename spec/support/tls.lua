@@ -47,6 +47,8 @@
 -- Every child process is started without LD_PRELOAD (make check-asan
 -- preloads the sanitizer runtimes); a peer exits by itself within 0.5 s
 -- when this process is gone.
+local net = require "spec.support.net"
+
 local tls = {}
 
 local MODES = {
@@ -301,35 +303,13 @@ end
 local Server = {}
 Server.__index = Server
 
--- the state letter of process pid (R, S, Z...) or nil when it is gone
-local function proc_state(pid)
-  local f = io.open("/proc/" .. pid .. "/stat", "r")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s:match("^%d+ %b() (%a)")
-end
-
-local function alive(pid)
-  local st = proc_state(pid)
-  return st ~= nil and st ~= "Z" and st ~= "X"
-end
-
--- SIGTERM, SIGKILL if it is still there after 5 s, then reaps it (the
--- shell of io.popen execs the peer: closing the handle waits for it)
+-- stops the peer and reaps it (net.stop_process)
 function Server:stop()
   local proc = self.proc
   if not proc then return end
   self.proc = nil
   state.servers[self] = nil
-  local pid = self.pid
-  os.execute("kill -TERM " .. pid .. " 2>/dev/null")
-  for _ = 1, 500 do
-    if not alive(pid) then break end
-    os.execute("env -u LD_PRELOAD sleep 0.01")
-  end
-  if alive(pid) then os.execute("kill -KILL " .. pid .. " 2>/dev/null") end
-  proc:close()
+  net.stop_process(self.pid, proc)
 end
 
 -- what the peer wrote on its stderr (one line per event)
@@ -417,6 +397,19 @@ function tls.cleanup()
     state.dir = nil
   end
   state.certs = nil
+end
+
+-- busted's describe when tls.available(), else one that makes a describe
+-- with a single pending test saying what is missing (a spec passes its
+-- own describe and pending: busted gives them to spec files only)
+function tls.describer(describe, pending)
+  local have, why = tls.available()
+  if have then return describe end
+  return function(name)
+    describe(name, function()
+      pending("needs python3 and openssl: " .. tostring(why))
+    end)
+  end
 end
 
 return tls
