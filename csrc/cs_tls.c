@@ -473,7 +473,8 @@ cs_tls_free(void *io, int fd)
 
 
 /* reads what came in while idle: post-handshake messages (TLS 1.3 session
- * tickets) are consumed; the first application byte or an EOF ends it */
+ * tickets) are consumed; application data (left to be read) or an EOF
+ * ends it */
 static int
 cs_tls_idle(void *io, int fd)
 {
@@ -487,7 +488,7 @@ cs_tls_idle(void *io, int fd)
     for (i = 0; i < 1000000; i++) { /* one byte each, at worst */
         ERR_clear_error();
         t->err = 0;
-        n = SSL_read(t->ssl, &c, 1);
+        n = SSL_peek(t->ssl, &c, 1); /* data stays where it is */
         if (n > 0)
             return CS_ERROR;
         n = (int) cs_tls_result(t, n, &want);

@@ -555,6 +555,13 @@ describe_tls("TLS", function()
         assert.same({ nil, "unread data in buffer" },
                     { sock:setkeepalive() })
         assert.equal("56789", sock:receive(5))
+        -- bytes that wait in the kernel, not read yet: refused, and
+        -- nothing of them lost
+        assert(sock:send("abc\n"))
+        cs.sleep(0.05 * helper.slack)
+        assert.same({ nil, "unread data in buffer" },
+                    { sock:setkeepalive() })
+        assert.equal("abc", sock:receive())
         assert.equal(1, sock:setkeepalive(10))
         cs.sleep(0.1) -- the idle timeout closes it
         assert.equal(0, cs.stats().sockets)
