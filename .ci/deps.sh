@@ -5,7 +5,7 @@ set -e
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"; }
 for p in lua5.4 liblua5.4-dev libevent-dev libssl-dev libpcre2-dev pkg-config \
-         lua-busted luarocks gcc make; do
+         lua-busted luarocks gcc make openssl python3; do
     have_pkg "$p" || need="$need $p"
 done
 [ -n "$EXTRA_DEPS" ] && for p in $EXTRA_DEPS; do
