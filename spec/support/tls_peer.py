@@ -146,21 +146,21 @@ def mode_whoami(cid, ssock, _args):
     echo_loop(cid, ssock)
 
 
-def mode_send_notify(cid, ssock, args):
+def send_payload(cid, ssock, args):
     try:
         ssock.sendall(args.payload)
         log(cid, "sent %d bytes" % len(args.payload))
     except OSError as e:
         log(cid, "send: %r" % (e,))
+
+
+def mode_send_notify(cid, ssock, args):
+    send_payload(cid, ssock, args)
     close_tls(cid, ssock)
 
 
 def mode_send_close(cid, ssock, args):
-    try:
-        ssock.sendall(args.payload)
-        log(cid, "sent %d bytes" % len(args.payload))
-    except OSError as e:
-        log(cid, "send: %r" % (e,))
+    send_payload(cid, ssock, args)
     # SSLSocket.shutdown() drops the SSL object and shuts the TCP socket
     # down: a FIN without close_notify (Python sends close_notify only in
     # unwrap()); what the client sends afterwards is read raw and dropped
