@@ -102,6 +102,8 @@ typedef void (*cs_tnode_fire_pt)(cs_sched_t *S, cs_tnode_t *n);
 struct cs_tnode_s {
     double when;            /* monotonic deadline, seconds */
     int idx;                /* position in the heap, -1 when not in it */
+    unsigned char lazy;     /* a socket read timeout that may come early
+                             * and stays across wake-ups (cs_socket.c) */
     cs_tnode_fire_pt fire;  /* called from the loop, never from libevent */
 };
 
@@ -161,6 +163,8 @@ struct cs_thread_s {
     cs_link_t q;          /* ready queue / a wait queue / parent's zombies */
     cs_link_t all;        /* S->threads: every live thread */
     cs_tnode_t tn;        /* sleep and wait timeouts */
+    double iodl;          /* parked in a socket read: its deadline
+                           * (HUGE_VAL: none); else 0 */
     cs_cleanup_pt cleanup; /* undoes the pending operation (kill) */
     void *data;           /* for cleanup and the continuation */
     const char *parked_on; /* for cs.dump() */

@@ -126,10 +126,22 @@ cs_sched_heap_down(cs_sched_t *S, int i)
 void
 cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n)
 {
-    cs_seq_t *seq = cs_heap_seq(S);
+    cs_seq_t *seq;
 
+    if (n->idx >= 0) /* a lazy read timeout left in place */
+        cs_sched_heap_del(S, n);
+    seq = cs_heap_seq(S);
     cs_sched_heap_set(S, S->nheap++, n, seq[S->heapcap]++);
     cs_sched_heap_up(S, n->idx);
+}
+
+
+void
+cs_sched_heap_add_lazy(cs_sched_t *S, cs_tnode_t *n)
+{
+    cs_sched_heap_add(S, n);
+    n->lazy = 1;
+    S->nlazy++;
 }
 
 
@@ -143,6 +155,10 @@ cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n)
     if (i < 0)
         return;
     n->idx = -1;
+    if (n->lazy) {
+        n->lazy = 0;
+        S->nlazy--;
+    }
     seq = cs_heap_seq(S);
     last = S->heap[--S->nheap];
     if (last == n)
@@ -219,7 +235,8 @@ cs_sched_unpark(cs_sched_t *S, cs_thread_t *th, int wake)
     th->cleanup = NULL;
     th->parked_on = NULL;
     th->wake = wake;
-    if (th->tn.idx >= 0)
+    th->iodl = 0;
+    if (th->tn.idx >= 0 && !th->tn.lazy)
         cs_sched_heap_del(S, &th->tn);
     if (th->io) {
         th->io = 0;
@@ -527,7 +544,7 @@ cs_sched_loop(lua_State *L)
             continue;
         }
 
-        if (S->nheap == 0 && S->npending == 0) {
+        if (S->nheap == S->nlazy && S->npending == 0) {
             cs_thread_deadlock(S, L); /* raises */
             return 0;
         }

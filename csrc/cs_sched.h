@@ -38,6 +38,7 @@ struct cs_sched_s {
     cs_link_t threads;     /* every live thread */
     cs_tnode_t **heap;     /* min-heap on `when` */
     int nheap, heapcap;
+    int nlazy;             /* lazy entries in it (socket read timeouts) */
     int nthreads;          /* live threads, zombies included */
     int nrunning;          /* live threads that are not zombies */
     int ntimers;           /* pending cs.timer objects */
@@ -105,9 +106,13 @@ void cs_sched_post(cs_sched_t *S, cs_thread_t *th, int nargs);
 /* appends th to the ready queue: woken by an event, a timer, a semaphore */
 void cs_sched_ready(cs_sched_t *S, cs_thread_t *th, int nargs);
 
-/* timer heap: reserve (may raise) before add (never fails) */
+/* timer heap: reserve (may raise) before add (never fails). add puts n
+ * at n->when, moving it if it was in the heap already; add_lazy adds it
+ * as lazy: such an entry stays when its thread is woken (the owner's fire
+ * function tells a stale one), and does not count as a pending timeout. */
 void cs_sched_heap_reserve(cs_sched_t *S, lua_State *L);
 void cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n);
+void cs_sched_heap_add_lazy(cs_sched_t *S, cs_tnode_t *n);
 void cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n);
 
 void cs_sched_update_time(cs_sched_t *S);

@@ -4,6 +4,7 @@
  * libevent's evdns (it reads /etc/resolv.conf and /etc/hosts itself).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,6 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->fd = fd;
     s->rev = s->wev = NULL;
     s->reader = s->writer = NULL;
-    s->rto = -1;
     s->rready = 1;
     s->rdhup = 0;
     S->nsockets++;
@@ -56,37 +56,45 @@ cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
     cs_thread_t *th = s->reader;
 
     (void) fd;
-    if (what & (EV_READ | EV_CLOSED))
-        s->rready = 1;
+    (void) what;
+    s->rready = 1;
     if (what & EV_CLOSED)
         s->rdhup = 1;
-    if (th == NULL) {
-        if (what & EV_TIMEOUT) { /* a stale timeout: nobody waits now */
-            event_add(s->rev, NULL);
-            s->rto = 0;
+    if (th == NULL)
+        return;
+    s->reader = NULL;
+    cs_sched_wake(s->S, th, CS_SOCK_READY);
+}
+
+
+/*
+ * The timeout of a parked read is the reader thread's lazy heap entry
+ * (th->tn), not a libevent timeout: a timeout on the persistent read event
+ * would be re-armed by libevent each time the event fires, a heap or queue
+ * operation per receive. The entry stays in the heap when the thread is
+ * woken, and a later read moves it only when its deadline comes before the
+ * entry's. So the entry may come early, or when the thread is no longer
+ * reading (th->iodl == 0): it then waits for the deadline of the read in
+ * progress, or goes.
+ */
+static void
+cs_sock_read_timeout(cs_sched_t *S, cs_tnode_t *n)
+{
+    cs_thread_t *th = cs_link_data(n, cs_thread_t, tn);
+    cs_sock_t *s;
+
+    if (th->iodl == 0)
+        return;
+    if (th->iodl - S->now_mono > CS_SOCK_SLACK) {
+        if (th->iodl < HUGE_VAL) {
+            n->when = th->iodl;
+            cs_sched_heap_add_lazy(S, n); /* the slot it just left */
         }
         return;
     }
-    if (what == EV_TIMEOUT && s->rto > 0 && !cs_sock_level_triggered) {
-        /* the timeout armed when the event last fired came before the
-         * reader's own deadline (see cs_sock_park): wait for the rest */
-        double rest;
-
-        cs_sched_update_time(s->S);
-        rest = th->tn.when - s->S->now_mono;
-        if (rest > CS_SOCK_SLACK) {
-            struct timeval tv;
-            tv.tv_sec = (long) rest;
-            tv.tv_usec = (long) ((rest - (double) tv.tv_sec) * 1e6);
-            event_add(s->rev, &tv);
-            s->rto = -1;
-            return;
-        }
-    }
+    s = th->data; /* parked by cs_sock_park_with */
     s->reader = NULL;
-    cs_sched_wake(s->S, th, (what & (EV_READ | EV_CLOSED))
-                                ? CS_SOCK_READY
-                                : CS_SOCK_TIMEOUT);
+    cs_sched_wake(S, th, CS_SOCK_TIMEOUT);
 }
 
 
@@ -139,8 +147,11 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
     cs_sched_t *S = s->S;
     struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
     struct timeval tv;
-    int arm = 1;
 
+    if (what == EV_READ && timeout_ms > 0) {
+        /* before anything changes: this may raise */
+        cs_sched_heap_reserve(S, L);
+    }
     if (*ev == NULL) {
         short flags = what;
         /*
@@ -160,25 +171,22 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
                         s);
         if (*ev == NULL)
             return luaL_error(L, "not enough memory");
-        if (what == EV_READ)
-            s->rto = -1;
+        /* the persistent read event is added once, without a timeout */
+        if (what == EV_READ && !cs_sock_level_triggered)
+            event_add(*ev, NULL);
     }
-    /*
-     * The persistent read event keeps its timeout between parks: libevent
-     * re-arms it each time the event fires, so it is added again only when
-     * the timeout changes (no event_add per receive). The deadline that
-     * counts is this park's (tn.when; the thread is in no timer heap while
-     * parked on I/O): when the armed one comes first, because the thread
-     * did other things since the event last fired, cs_sock_read_cb waits
-     * for the rest.
-     */
-    if (what == EV_READ && !cs_sock_level_triggered) {
-        th->tn.when = S->now_mono + timeout_ms / 1000.0;
-        arm = s->rto != timeout_ms;
-        s->rto = timeout_ms;
-    }
-    if (!arm) {
-        /* armed already */
+    if (what == EV_READ) {
+        double dl = timeout_ms > 0 ? S->now_mono + timeout_ms / 1000.0
+                                   : HUGE_VAL;
+        if (cs_sock_level_triggered)
+            event_add(*ev, NULL);
+        /* see cs_sock_read_timeout */
+        if (dl < HUGE_VAL && (th->tn.idx < 0 || th->tn.when > dl)) {
+            th->tn.when = dl;
+            th->tn.fire = cs_sock_read_timeout;
+            cs_sched_heap_add_lazy(S, &th->tn);
+        }
+        th->iodl = dl;
     } else if (timeout_ms > 0) {
         const struct timeval *common;
         tv.tv_sec = timeout_ms / 1000;

@@ -19,8 +19,6 @@ typedef struct cs_sock_s {
     cs_thread_t *reader;        /* parked in a read (or accept) */
     cs_thread_t *writer;        /* parked in a write (or connect) */
     int fd;                     /* -1 when closed */
-    int rto;                    /* timeout rev was added with, ms (0: none,
-                                 * -1: other or not added) */
     unsigned char rready;       /* readable since the last short read */
     unsigned char rdhup;        /* the peer's FIN was seen (EV_CLOSED) */
 } cs_sock_t;

@@ -390,6 +390,7 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
     S->nthreads--;
     th->state = CS_TH_DEAD;
     th->co.dead = 1;
+    cs_sched_heap_del(S, &th->tn);
     cs_link_remove(&th->all);
     lua_settop(th->co.L, 0);
     cs_thread_clear_stash(S, th);
@@ -430,6 +431,7 @@ cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status, int nres)
     int n;
 
     th->co.dead = 1;
+    cs_sched_heap_del(S, &th->tn); /* a lazy read timeout */
     if (status != LUA_OK) {
         /* co's stack becomes [report, false, err] */
         cs_thread_traceback(L, co);
@@ -956,7 +958,7 @@ cs_thread_stats(lua_State *L)
     lua_setfield(L, -2, "sockets");
     lua_pushinteger(L, S->npending);
     lua_setfield(L, -2, "pending_io");
-    lua_pushinteger(L, S->nheap);
+    lua_pushinteger(L, S->nheap - S->nlazy);
     lua_setfield(L, -2, "timeouts");
     return 1;
 }

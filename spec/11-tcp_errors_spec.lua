@@ -116,6 +116,97 @@ describe("tcp timeouts", function()
     end)
   end)
 
+  -- A read's timeout is a heap entry of its thread that stays when the
+  -- read is satisfied and is moved only when a later read's deadline comes
+  -- before it (csrc/cs_socket.c, cs_sock_read_timeout): each read must
+  -- still end at its own deadline, whatever came before.
+  it("read: each read times out at its own deadline after reads with "
+     .. "longer and shorter timeouts", function()
+    net.run(function()
+      local c, s = net.pair()
+      c:settimeout(5000) -- a far entry stays after this read
+      assert(s:send("a"))
+      assert.equal("a", c:receive(1))
+      c:settimeout(100) -- comes before it: the entry moves
+      local dt, data, err = net.timed(c.receive, c, 1)
+      assert.same({ nil, "timeout" }, { data, err })
+      assert.is_true(dt >= 0.095 and dt < slow(0.1), dt)
+      c:settimeout(50) -- an early entry stays after this read
+      assert(s:send("b"))
+      assert.equal("b", c:receive(1))
+      c:settimeout(300) -- the early entry comes and must not end it
+      dt, data, err = net.timed(c.receive, c, 1)
+      assert.same({ nil, "timeout" }, { data, err })
+      assert.is_true(dt >= 0.295 and dt < slow(0.3), dt)
+      -- a read on another socket by the same thread
+      local c2, s2 = net.pair()
+      c2:settimeout(80)
+      dt, data, err = net.timed(c2.receive, c2, 1)
+      assert.same({ nil, "timeout" }, { data, err })
+      assert.is_true(dt >= 0.075 and dt < slow(0.08), dt)
+      c:close(); s:close(); c2:close(); s2:close()
+    end)
+  end)
+
+  it("read: a timeout left behind by an answered read ends nothing later "
+     .. "and is not counted", function()
+    net.run(function()
+      local c, s = net.pair()
+      local base = cs.stats().timeouts
+      c:settimeout(50)
+      spawn(function() cs.sleep(0.01); s:send("x") end)
+      assert.equal("x", c:receive(1)) -- parked, then answered
+      assert.equal(base, cs.stats().timeouts)
+      -- the entry comes while this thread sleeps, and while it waits on a
+      -- semaphore: neither ends early, nor any later read
+      cs.sleep(0.1)
+      local sem = cs.semaphore.new(0)
+      spawn(function() cs.sleep(0.1); sem:post(1) end)
+      assert.is_true(sem:wait(1))
+      c:settimeout(100)
+      spawn(function() cs.sleep(0.06); s:send("y") end)
+      assert.equal("y", c:receive(1))
+      c:close(); s:close()
+    end)
+  end)
+
+  it("read: a thread that ends or is killed after a read leaves no "
+     .. "timeout behind; a deadlock after a read is reported at once",
+     function()
+    net.run(function()
+      local c, s = net.pair()
+      local base = cs.stats().timeouts
+      local t = spawn(function()
+        c:settimeout(60000)
+        assert.equal("z", c:receive(1))
+        return "done"
+      end)
+      assert(s:send("z"))
+      assert.same({ true, "done" }, { wait(t) })
+      t = spawn(function()
+        c:settimeout(60000)
+        assert.equal("w", c:receive(1))
+        cs.sleep(10)
+      end)
+      assert(s:send("w"))
+      cs.sleep(0.02)
+      assert(kill(t))
+      assert.equal(base, cs.stats().timeouts)
+      c:close(); s:close()
+    end)
+    local t0 = helper.clock()
+    local ok, err = pcall(cs.run, function()
+      local c, s = net.pair()
+      c:settimeout(60000)
+      spawn(function() cs.sleep(0.01); s:send("v") end)
+      assert.equal("v", c:receive(1))
+      cs.queue.new():pop()
+    end)
+    assert.is_false(ok)
+    assert.matches("deadlock", err, 1, true)
+    assert.is_true(helper.clock() - t0 < slow(0.2))
+  end)
+
   it("settimeout(0) and settimeouts(0, 0, 0) mean the default (60 s), "
      .. "not \"now\"", function()
     net.run(function()
