@@ -456,6 +456,11 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
     }
 
     for (;;) {
+        /* nothing buffered and nothing gathered: the patterns would only
+         * say CS_AGAIN, except an iterator (it may hold bytes) */
+        if (cs_buf_len(&u->in) == 0 && cs_buf_len(&u->out) == 0
+            && u->rmode != CS_RX_UNTIL)
+            goto fill;
         if (cs_tcp_rx_direct(L, u, &u->in)) {
             cs_tcp_rx_clear(u);
             return 1;
@@ -478,6 +483,7 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             break;
         }
 
+    fill:
         n = cs_tcp_fill(u, stack, &view);
         if (n > 0) {
             int whole = cs_tcp_rx_direct(L, u, &view);
