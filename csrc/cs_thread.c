@@ -2,10 +2,11 @@
  * Light threads (ngx.thread semantics): spawn, wait, kill, status, self,
  * sleep; zombies; error reports; stats and dump; the end of cs.run.
  *
- * A thread record is a full userdata: user value 1 is its coroutine, user
- * value 2 its parent's record (so th->co.parent stays valid). Live records
- * are anchored in S's anchor table (th->ref); S's weak map finds the record
- * of a coroutine.
+ * A thread record is malloc'd (cs_thread_t). While the thread lives, its
+ * coroutine is anchored in a slot of S's slot table (th->ref), and that
+ * slot indexes S->byslot, which points at the record; the coroutine's
+ * extra space (lua_getextraspace) holds the slot, so the record of a
+ * coroutine is found without a lookup table (cs_sched_find).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,10 @@
 #include "cs_timer.h"
 
 static const char cs_thread_stash_key = 'T';
+
+/* a coroutine's extra space holds its slot (cs_thread_anchor) */
+typedef char cs_thread_extraspace_fits[LUA_EXTRASPACE >= sizeof(int) ? 1
+                                                                     : -1];
 
 static void cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th,
                               int report);
@@ -38,12 +43,23 @@ cs_thread_push_co(cs_sched_t *S, lua_State *L, cs_thread_t *th)
 
 
 /* [-1, +0, m] anchors the coroutine at L's top in a slot (cheaper than
- * luaL_ref: one table write); returns the slot */
+ * luaL_ref: one table write); returns the slot. S->byslot has room for
+ * it (raises before anything changes otherwise). */
 static int
 cs_thread_anchor(cs_sched_t *S, lua_State *L)
 {
-    int slot = S->nfree > 0 ? S->free_slots[--S->nfree] : ++S->maxslot;
+    int slot;
 
+    if (S->nfree == 0 && S->maxslot + 1 >= S->slotcap) {
+        int cap = S->slotcap ? S->slotcap * 2 : 256;
+        cs_thread_t **p = realloc(S->byslot, (size_t) cap * sizeof(*p));
+        if (p == NULL)
+            luaL_error(L, "not enough memory");
+        memset(p + S->slotcap, 0, (size_t) (cap - S->slotcap) * sizeof(*p));
+        S->byslot = p;
+        S->slotcap = cap;
+    }
+    slot = S->nfree > 0 ? S->free_slots[--S->nfree] : ++S->maxslot;
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
     lua_insert(L, -2);
     lua_rawseti(L, -2, slot);
@@ -153,11 +169,12 @@ cs_thread_new(cs_sched_t *S, lua_State *L, int fidx, int nargs,
     lua_pushvalue(L, -1);
     ref = cs_thread_anchor(S, L);
     th = cs_thread_alloc(S);
-    if (th == NULL || cs_map_set(&S->recs, co, th) != 0) {
-        free(th);
+    if (th == NULL) {
         cs_thread_unanchor(S, L, ref);
         luaL_error(L, "not enough memory");
     }
+    S->byslot[ref] = th;
+    memcpy(lua_getextraspace(co), &ref, sizeof(ref));
     th->ref = ref;
     th->co.L = co;
     th->co.th = th;
@@ -398,7 +415,7 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
     cs_thread_discard_zombies(S, L, &th->co);
     th->co.nchildren--;
 
-    cs_map_del(&S->recs, th->co.L);
+    S->byslot[th->ref] = NULL;
     cs_thread_unanchor(S, L, th->ref);
     th->ref = LUA_NOREF;
     cs_thread_release(S, L, th->co.parent);
