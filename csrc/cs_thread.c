@@ -52,10 +52,12 @@ cs_thread_anchor(cs_sched_t *S, lua_State *L)
 
     if (S->nfree == 0 && S->maxslot + 1 >= S->slotcap) {
         int cap = S->slotcap ? S->slotcap * 2 : 256;
-        cs_thread_t **p = realloc(S->byslot, (size_t) cap * sizeof(*p));
+        cs_thread_t **p = realloc(S->byslot,
+                                  (size_t) cap * sizeof(cs_thread_t *));
         if (p == NULL)
             luaL_error(L, "not enough memory");
-        memset(p + S->slotcap, 0, (size_t) (cap - S->slotcap) * sizeof(*p));
+        memset(p + S->slotcap, 0,
+               (size_t) (cap - S->slotcap) * sizeof(cs_thread_t *));
         S->byslot = p;
         S->slotcap = cap;
     }
