@@ -29,8 +29,8 @@
  */
 static int cs_sock_level_triggered;
 
-/* a read timeout at most this early (s) is not worth waiting for: about
- * the error of libevent's coarse clock */
+/* a read's timeout entry that comes at most this early (s) ends the read:
+ * not worth another heap entry (cs_sock_read_timeout) */
 #define CS_SOCK_SLACK 0.005
 
 
