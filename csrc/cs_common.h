@@ -137,11 +137,10 @@ enum {
 
 /*
  * A coroutine the scheduler knows about. A light thread's record is
- * malloc'd (cs_thread_t), found through its slot (cs_sched_find), freed
- * when the thread is gone and no child thread points at it any more
- * (nchildren). A user coroutine's record is a userdata (user value 1:
- * the coroutine) in S's weak map, pinned in the anchor table while it has
- * child threads.
+ * malloc'd (cs_thread_t), found through S->recs, freed when the thread is
+ * gone and no child thread points at it any more (nchildren). A user
+ * coroutine's record is a userdata (user value 1: the coroutine) in S's
+ * weak map, pinned in the anchor table while it has child threads.
  */
 struct cs_co_s {
     lua_State *L;

@@ -637,8 +637,7 @@ cs_sched__gc(lua_State *L)
         cs_link_remove(&th->all);
         free(th);
     }
-    free(S->byslot);
-    S->byslot = NULL;
+    cs_map_free(&S->recs);
     free(S->free_slots);
     S->free_slots = NULL;
     while (S->spare != NULL) {
@@ -668,16 +667,12 @@ cs_sched_find(cs_sched_t *S, lua_State *L, int idx)
 {
     lua_State *co = lua_tothread(L, idx);
     cs_co_t *c;
-    int slot;
 
     if (co == NULL)
         return NULL;
-    /* a light thread's coroutine has its slot in its extra space; any
-     * other coroutine has whatever lua_newthread copied there */
-    memcpy(&slot, lua_getextraspace(co), sizeof(slot));
-    if (slot > 0 && slot < S->slotcap && S->byslot[slot] != NULL
-        && S->byslot[slot]->co.L == co)
-        return &S->byslot[slot]->co;
+    c = cs_map_get(&S->recs, co);
+    if (c != NULL)
+        return c;
     idx = lua_absindex(L, idx);
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->map_ref);
     lua_pushvalue(L, idx);

@@ -22,6 +22,7 @@
 
 #include <event2/event.h>
 #include "cs_common.h"
+#include "cs_map.h"
 
 struct cs_sched_s {
     lua_State *L;          /* the state that called cs.run */
@@ -49,13 +50,12 @@ struct cs_sched_s {
     cs_thread_t *entry;
     double now_mono;       /* cached CLOCK_MONOTONIC */
     double now_real;       /* cached wall clock, for cs.now() */
+    cs_map_t recs;         /* lua_State -> record of a live light thread */
     int map_ref;           /* weak table coroutine -> user co record */
     int anchor_ref;        /* luaL_ref anchors: timers, pinned records */
     int slots_ref;         /* array of live threads' coroutines */
     int *free_slots;       /* its free indices (a stack) */
     int nfree, freecap, maxslot;
-    cs_thread_t **byslot;  /* slot -> record of the live thread in it */
-    int slotcap;           /* entries of byslot (> maxslot) */
     int gc_stress;         /* testing builds: a GC step after each resume */
     const void *tcp_mt;    /* corosched.tcp's metatable: a fast type check */
     int onerror_ref;       /* error handler, or LUA_NOREF */

@@ -3,10 +3,8 @@
  * sleep; zombies; error reports; stats and dump; the end of cs.run.
  *
  * A thread record is malloc'd (cs_thread_t). While the thread lives, its
- * coroutine is anchored in a slot of S's slot table (th->ref), and that
- * slot indexes S->byslot, which points at the record; the coroutine's
- * extra space (lua_getextraspace) holds the slot, so the record of a
- * coroutine is found without a lookup table (cs_sched_find).
+ * coroutine is anchored in a slot of S's slot table (th->ref), and S->recs
+ * (a pointer hash map, cs_map.c) finds the record of the coroutine.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +18,6 @@
 #include "cs_timer.h"
 
 static const char cs_thread_stash_key = 'T';
-
-/* a coroutine's extra space holds its slot (cs_thread_anchor) */
-typedef char cs_thread_extraspace_fits[LUA_EXTRASPACE >= sizeof(int) ? 1
-                                                                     : -1];
 
 static void cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th,
                               int report);
@@ -43,25 +37,12 @@ cs_thread_push_co(cs_sched_t *S, lua_State *L, cs_thread_t *th)
 
 
 /* [-1, +0, m] anchors the coroutine at L's top in a slot (cheaper than
- * luaL_ref: one table write); returns the slot. S->byslot has room for
- * it (raises before anything changes otherwise). */
+ * luaL_ref: one table write); returns the slot */
 static int
 cs_thread_anchor(cs_sched_t *S, lua_State *L)
 {
-    int slot;
+    int slot = S->nfree > 0 ? S->free_slots[--S->nfree] : ++S->maxslot;
 
-    if (S->nfree == 0 && S->maxslot + 1 >= S->slotcap) {
-        int cap = S->slotcap ? S->slotcap * 2 : 256;
-        cs_thread_t **p = realloc(S->byslot,
-                                  (size_t) cap * sizeof(cs_thread_t *));
-        if (p == NULL)
-            luaL_error(L, "not enough memory");
-        memset(p + S->slotcap, 0,
-               (size_t) (cap - S->slotcap) * sizeof(cs_thread_t *));
-        S->byslot = p;
-        S->slotcap = cap;
-    }
-    slot = S->nfree > 0 ? S->free_slots[--S->nfree] : ++S->maxslot;
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
     lua_insert(L, -2);
     lua_rawseti(L, -2, slot);
@@ -171,12 +152,11 @@ cs_thread_new(cs_sched_t *S, lua_State *L, int fidx, int nargs,
     lua_pushvalue(L, -1);
     ref = cs_thread_anchor(S, L);
     th = cs_thread_alloc(S);
-    if (th == NULL) {
+    if (th == NULL || cs_map_set(&S->recs, co, th) != 0) {
+        free(th);
         cs_thread_unanchor(S, L, ref);
         luaL_error(L, "not enough memory");
     }
-    S->byslot[ref] = th;
-    memcpy(lua_getextraspace(co), &ref, sizeof(ref));
     th->ref = ref;
     th->co.L = co;
     th->co.th = th;
@@ -417,7 +397,7 @@ cs_thread_discard(cs_sched_t *S, lua_State *L, cs_thread_t *th, int report)
     cs_thread_discard_zombies(S, L, &th->co);
     th->co.nchildren--;
 
-    S->byslot[th->ref] = NULL;
+    cs_map_del(&S->recs, th->co.L);
     cs_thread_unanchor(S, L, th->ref);
     th->ref = LUA_NOREF;
     cs_thread_release(S, L, th->co.parent);
