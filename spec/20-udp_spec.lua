@@ -534,9 +534,12 @@ describe("cs.socket.udp", function()
     it("re-arms the timeout for each receive", function()
       helper.run(function()
         local srv, c = pair()
-        c:settimeout(80)
+        -- 4 receives of 0.04 s each (scaled for slow runs) outlast the
+        -- timeout of one: it must start again at each
+        local step = 0.04 * helper.slack
+        c:settimeout(step * 2000)
         spawn(function()
-          for i = 1, 4 do cs.sleep(0.04) srv:send("tick" .. i) end
+          for i = 1, 4 do cs.sleep(step) srv:send("tick" .. i) end
         end)
         for i = 1, 4 do assert.equal("tick" .. i, c:receive()) end
         close_all(srv, c)
