@@ -102,7 +102,8 @@ typedef void (*cs_tnode_fire_pt)(cs_sched_t *S, cs_tnode_t *n);
 struct cs_tnode_s {
     double when;            /* monotonic deadline, seconds */
     int idx;                /* position in the heap, -1 when not in it */
-    unsigned char lazy;     /* a socket read timeout that may come early
+    unsigned seq : 31;      /* insertion number: ties go in that order */
+    unsigned lazy : 1;      /* a socket read timeout that may come early
                              * and stays across wake-ups (cs_socket.c) */
     cs_tnode_fire_pt fire;  /* called from the loop, never from libevent */
 };

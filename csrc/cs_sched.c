@@ -48,36 +48,27 @@ cs_sched_update_time(cs_sched_t *S)
  * Entries with the same deadline leave the heap in the order they entered
  * it (timers created, or sleeps started, in the same loop iteration run in
  * that order, as in nginx's timer tree). A binary heap is not stable, so
- * every entry carries an insertion number. cs_tnode_t has no room for it,
- * so the heap block holds them: heapcap node pointers, then heapcap
- * numbers (seq[i] belongs to heap[i]), then the next number to give.
+ * every entry carries an insertion number, n->seq: 31 bits that wrap,
+ * compared as a difference (right while the entries in the heap together
+ * span fewer than 2^30 insertions; past that only the order of entries
+ * with the very same deadline could change).
  */
-typedef unsigned long long cs_seq_t;
-
-#define cs_heap_seq(S) ((cs_seq_t *) (void *) ((S)->heap + (S)->heapcap))
-
-static size_t
-cs_sched_heap_size(int cap)
-{
-    return (size_t) cap * sizeof(cs_tnode_t *)
-           + ((size_t) cap + 1) * sizeof(cs_seq_t);
-}
-
+#define CS_SEQ_MASK 0x7fffffffu
 
 /* entry a goes before entry b */
 static int
-cs_sched_heap_before(const cs_tnode_t *a, cs_seq_t sa, const cs_tnode_t *b,
-                     cs_seq_t sb)
+cs_sched_heap_before(const cs_tnode_t *a, const cs_tnode_t *b)
 {
-    return a->when < b->when || (a->when == b->when && sa < sb);
+    return a->when < b->when
+           || (a->when == b->when
+               && ((a->seq - b->seq) & CS_SEQ_MASK) > CS_SEQ_MASK / 2);
 }
 
 
 static void
-cs_sched_heap_set(cs_sched_t *S, int i, cs_tnode_t *n, cs_seq_t seq)
+cs_sched_heap_set(cs_sched_t *S, int i, cs_tnode_t *n)
 {
     S->heap[i] = n;
-    cs_heap_seq(S)[i] = seq;
     n->idx = i;
 }
 
@@ -86,16 +77,15 @@ static void
 cs_sched_heap_up(cs_sched_t *S, int i)
 {
     cs_tnode_t *n = S->heap[i];
-    cs_seq_t *seq = cs_heap_seq(S), sn = seq[i];
 
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (!cs_sched_heap_before(n, sn, S->heap[p], seq[p]))
+        if (!cs_sched_heap_before(n, S->heap[p]))
             break;
-        cs_sched_heap_set(S, i, S->heap[p], seq[p]);
+        cs_sched_heap_set(S, i, S->heap[p]);
         i = p;
     }
-    cs_sched_heap_set(S, i, n, sn);
+    cs_sched_heap_set(S, i, n);
 }
 
 
@@ -103,22 +93,20 @@ static void
 cs_sched_heap_down(cs_sched_t *S, int i)
 {
     cs_tnode_t *n = S->heap[i];
-    cs_seq_t *seq = cs_heap_seq(S), sn = seq[i];
 
     for (;;) {
         int c = 2 * i + 1;
         if (c >= S->nheap)
             break;
         if (c + 1 < S->nheap
-            && cs_sched_heap_before(S->heap[c + 1], seq[c + 1], S->heap[c],
-                                    seq[c]))
+            && cs_sched_heap_before(S->heap[c + 1], S->heap[c]))
             c++;
-        if (!cs_sched_heap_before(S->heap[c], seq[c], n, sn))
+        if (!cs_sched_heap_before(S->heap[c], n))
             break;
-        cs_sched_heap_set(S, i, S->heap[c], seq[c]);
+        cs_sched_heap_set(S, i, S->heap[c]);
         i = c;
     }
-    cs_sched_heap_set(S, i, n, sn);
+    cs_sched_heap_set(S, i, n);
 }
 
 
@@ -126,12 +114,10 @@ cs_sched_heap_down(cs_sched_t *S, int i)
 void
 cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n)
 {
-    cs_seq_t *seq;
-
     if (n->idx >= 0) /* a lazy read timeout left in place */
         cs_sched_heap_del(S, n);
-    seq = cs_heap_seq(S);
-    cs_sched_heap_set(S, S->nheap++, n, seq[S->heapcap]++);
+    n->seq = S->heapseq++ & CS_SEQ_MASK;
+    cs_sched_heap_set(S, S->nheap++, n);
     cs_sched_heap_up(S, n->idx);
 }
 
@@ -150,7 +136,6 @@ cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n)
 {
     int i = n->idx;
     cs_tnode_t *last;
-    cs_seq_t *seq;
 
     if (i < 0)
         return;
@@ -159,13 +144,11 @@ cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n)
         n->lazy = 0;
         S->nlazy--;
     }
-    seq = cs_heap_seq(S);
     last = S->heap[--S->nheap];
     if (last == n)
         return;
-    cs_sched_heap_set(S, i, last, seq[S->nheap]);
-    if (i > 0 && cs_sched_heap_before(last, seq[i], S->heap[(i - 1) / 2],
-                                      seq[(i - 1) / 2]))
+    cs_sched_heap_set(S, i, last);
+    if (i > 0 && cs_sched_heap_before(last, S->heap[(i - 1) / 2]))
         cs_sched_heap_up(S, i);
     else
         cs_sched_heap_down(S, i);
@@ -177,21 +160,16 @@ void
 cs_sched_heap_reserve(cs_sched_t *S, lua_State *L)
 {
     cs_tnode_t **h;
-    cs_seq_t next;
-    int cap, old = S->heapcap;
+    int cap;
 
-    if (S->nheap < old)
+    if (S->nheap < S->heapcap)
         return;
-    next = S->heap != NULL ? cs_heap_seq(S)[old] : 0;
-    cap = old ? old * 2 : 64;
-    h = realloc(S->heap, cs_sched_heap_size(cap));
+    cap = S->heapcap ? S->heapcap * 2 : 64;
+    h = realloc(S->heap, (size_t) cap * sizeof(cs_tnode_t *));
     if (h == NULL)
         luaL_error(L, "not enough memory");
     S->heap = h;
     S->heapcap = cap;
-    /* the numbers sat after `old` pointers; now they go after `cap` */
-    memmove(cs_heap_seq(S), h + old, (size_t) old * sizeof(cs_seq_t));
-    cs_heap_seq(S)[cap] = next;
 }
 
 

@@ -38,6 +38,7 @@ struct cs_sched_s {
     cs_link_t threads;     /* every live thread */
     cs_tnode_t **heap;     /* min-heap on `when` */
     int nheap, heapcap;
+    unsigned heapseq;      /* the next insertion number (cs_tnode_t) */
     int nlazy;             /* lazy entries in it (socket read timeouts) */
     int nthreads;          /* live threads, zombies included */
     int nrunning;          /* live threads that are not zombies */

@@ -656,8 +656,19 @@ cs_testing_gc_stress(lua_State *L)
 }
 
 
+/* core._testing.heapseq(n): the timer heap's next insertion number (its
+ * wrap-around is checked) */
+static int
+cs_testing_heapseq(lua_State *L)
+{
+    cs_sched_up(L)->heapseq = (unsigned) luaL_checkinteger(L, 1);
+    return 0;
+}
+
+
 static const luaL_Reg cs_testing_funcs[] = {
     {"short_io", cs_testing_short_io},
+    {"heapseq", cs_testing_heapseq},
     {"inject", cs_testing_inject},
     {"gc_stress", cs_testing_gc_stress},
     {NULL, NULL}

@@ -288,6 +288,23 @@ describe("cs.timer", function()
     assert.same(want, log)
   end)
 
+  -- the insertion numbers that break ties are 31 bits that wrap
+  local T = require("corosched.core")._testing
+  local it_testing = T and it or pending
+  it_testing("keeps creation order across the wrap of the insertion "
+             .. "numbers (testing build)", function()
+    local log = {}
+    helper.run(function()
+      T.heapseq(0x7fffffff - 10)
+      for i = 1, 20 do
+        cs.timer.at(0.01, function() log[#log + 1] = i end)
+      end
+    end)
+    local want = {}
+    for i = 1, 20 do want[i] = i end
+    assert.same(want, log)
+  end)
+
   it("fires in (deadline, creation) order under random adds and cancels",
      function()
     local rng = 12345
