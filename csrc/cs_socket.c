@@ -56,7 +56,6 @@ cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
     cs_thread_t *th = s->reader;
 
     (void) fd;
-    (void) what;
     s->rready = 1;
     if (what & EV_CLOSED)
         s->rdhup = 1;
