@@ -131,10 +131,12 @@ lint: cppcheck
 # measures the collector)
 GCSTRESS_SPECS = $(filter-out spec/06-stress_spec.lua,$(wildcard spec/*_spec.lua)) spec/regress
 # the whole suite with the collector running flat out and a GC step after
-# every resume (testing build)
+# every resume (testing build); its sockets take the path of systems
+# without epoll (a libevent event each), which no other gate runs
 check-gcstress: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
-	CS_GC_STRESS=1 CS_STRESS_SCALE=0.01 $(MAKE) --no-print-directory \
+	CS_GC_STRESS=1 CS_NO_EPOLL=1 CS_STRESS_SCALE=0.01 \
+	    $(MAKE) --no-print-directory \
 	    BUILD=build-testing BUSTED_ARGS="$(GCSTRESS_SPECS)" run-busted
 
 # clang-tidy with a chosen check set, zero findings. unix.Malloc is off: it

@@ -17,6 +17,7 @@
 #include <lauxlib.h>
 
 #include "cs_sched.h"
+#include "cs_socket.h"
 #include "cs_thread.h"
 
 #define CS_BATCH 64 /* resumes between two non-blocking polls */
@@ -29,12 +30,21 @@ static const char cs_sched_key = 'S';
 /* {====== time ====== */
 
 void
-cs_sched_update_time(cs_sched_t *S)
+cs_sched_update_mono(cs_sched_t *S)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     S->now_mono = (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+
+void
+cs_sched_update_time(cs_sched_t *S)
+{
+    struct timespec ts;
+
+    cs_sched_update_mono(S);
     clock_gettime(CLOCK_REALTIME, &ts);
     S->now_real = (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
@@ -553,6 +563,7 @@ cs_sched_run(lua_State *L)
         S->tev = evtimer_new(S->base, cs_sched_tev_cb, S);
         if (S->tev == NULL)
             return luaL_error(L, "corosched: cannot create a timer event");
+        cs_poll_open(S);
     }
 
     S->L = L;

@@ -66,6 +66,7 @@ struct cs_sched_s {
     cs_thread_t *spare;    /* freed thread records, for reuse */
     int nspare;
     struct evdns_base *dns; /* the resolver, created on first use */
+    struct cs_poll_s *poll; /* the sockets' epoll set (cs_socket.c) */
     int pools_ref;         /* connection pools: key -> pool userdata */
     int npools;            /* entries in it (since the last sweep) */
     int pools_sweep;       /* sweep the unused ones at this many */
@@ -116,7 +117,10 @@ void cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n);
 void cs_sched_heap_add_lazy(cs_sched_t *S, cs_tnode_t *n);
 void cs_sched_heap_del(cs_sched_t *S, cs_tnode_t *n);
 
+/* refresh the cached clocks: both (cs.update_time), or only the
+ * monotonic one (not what cs.now() says) */
 void cs_sched_update_time(cs_sched_t *S);
+void cs_sched_update_mono(cs_sched_t *S);
 
 /* [-0, +0, -] the scheduler from upvalue 1 of an API function */
 #define cs_sched_up(L) ((cs_sched_t *) lua_touserdata((L), lua_upvalueindex(1)))

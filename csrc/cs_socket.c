@@ -17,17 +17,34 @@
 
 #include "cs_socket.h"
 
+#ifdef __linux__
+#include <sys/epoll.h>
+#include <unistd.h>
+#define CS_EPOLL 1
+#endif
+
 #define CS_NETSTATE_MT "corosched.netstate"
 
 /*
- * Read events are edge-triggered and persistent: registered once per
- * connection (no epoll_ctl per receive). That is safe because a reader
- * parks only after a read came back with EAGAIN, and an edge seen
- * while nobody is parked is remembered in s->rready. Write events (only
- * when the send buffer is full) are added per park. The short-I/O testing
- * mode fakes EAGAIN on a ready fd, which needs level-triggered events.
+ * Readiness is edge-triggered: a socket is registered once, at its first
+ * park, not once per receive. That is safe because a thread parks only
+ * after its I/O came back with EAGAIN, and a read edge seen while nobody
+ * is parked is remembered in s->rready.
+ *
+ * On Linux the sockets are in an epoll set of the scheduler's own, for
+ * both directions, with the cs_sock_t as the event's data; libevent
+ * watches that set as one fd (cs_poll_cb). A socket then costs no struct
+ * event and no libevent bookkeeping (176 B per connection), and a wake-up
+ * is a few instructions. Timeouts are the parked thread's heap entry.
+ *
+ * Elsewhere (and with core._testing.no_epoll) each socket has a
+ * persistent libevent read event, added once, and a one-shot write event
+ * added per park (only when the send buffer is full). The short-I/O
+ * testing mode fakes EAGAIN on a ready fd, which needs level-triggered
+ * events: it uses libevent's.
  */
 static int cs_sock_level_triggered;
+static int cs_sock_no_epoll;
 
 /* a read's timeout entry that comes at most this early (s) ends the read:
  * not worth another heap entry (cs_sock_read_timeout) */
@@ -45,24 +62,32 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->reader = s->writer = NULL;
     s->rready = 1;
     s->rdhup = 0;
+    s->polled = 0;
     S->nsockets++;
+}
+
+
+/* s became readable (rdhup: the peer's FIN came) */
+static void
+cs_sock_readable(cs_sock_t *s, int rdhup)
+{
+    cs_thread_t *th = s->reader;
+
+    s->rready = 1;
+    if (rdhup)
+        s->rdhup = 1;
+    if (th == NULL)
+        return;
+    s->reader = NULL;
+    cs_sched_wake(s->S, th, CS_SOCK_READY);
 }
 
 
 static void
 cs_sock_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-    cs_sock_t *s = arg;
-    cs_thread_t *th = s->reader;
-
     (void) fd;
-    s->rready = 1;
-    if (what & EV_CLOSED)
-        s->rdhup = 1;
-    if (th == NULL)
-        return;
-    s->reader = NULL;
-    cs_sched_wake(s->S, th, CS_SOCK_READY);
+    cs_sock_readable(arg, what & EV_CLOSED);
 }
 
 
@@ -97,19 +122,169 @@ cs_sock_read_timeout(cs_sched_t *S, cs_tnode_t *n)
 }
 
 
+/* s became writable, or its write timed out */
 static void
-cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
+cs_sock_writable(cs_sock_t *s, int wake)
 {
-    cs_sock_t *s = arg;
     cs_thread_t *th = s->writer;
 
-    (void) fd;
     if (th == NULL)
         return;
     s->writer = NULL;
-    cs_sched_wake(s->S, th, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
-                                                : CS_SOCK_READY);
+    cs_sched_wake(s->S, th, wake);
 }
+
+
+static void
+cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void) fd;
+    cs_sock_writable(arg, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
+                                              : CS_SOCK_READY);
+}
+
+
+/* the timeout of a write parked on the epoll set (th->tn) */
+static void
+cs_sock_write_timeout(cs_sched_t *S, cs_tnode_t *n)
+{
+    cs_thread_t *th = cs_link_data(n, cs_thread_t, tn);
+
+    (void) S;
+    cs_sock_writable(th->data, CS_SOCK_TIMEOUT); /* cs_sock_park_with's */
+}
+
+
+#ifdef CS_EPOLL
+#define CS_POLL_BATCH 256
+
+struct cs_poll_s {
+    int fd;
+    struct event *ev;
+};
+
+
+/* the epoll set has events: hand them out. Nothing here runs Lua or
+ * frees a socket (a wake-up only posts the thread), so every pointer in
+ * the batch stays valid; a socket leaves the set before it is freed. */
+static void
+cs_poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct epoll_event evs[CS_POLL_BATCH];
+    int i, n;
+
+    (void) what;
+    (void) arg;
+    n = epoll_wait(fd, evs, CS_POLL_BATCH, 0);
+    for (i = 0; i < n; i++) {
+        cs_sock_t *s = evs[i].data.ptr;
+        unsigned e = evs[i].events;
+        /* an error or a hang-up wakes both directions, as libevent does */
+        if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            cs_sock_readable(s, (e & EPOLLRDHUP) != 0);
+        if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+            cs_sock_writable(s, CS_SOCK_READY);
+    }
+}
+
+
+void
+cs_poll_open(cs_sched_t *S)
+{
+    struct cs_poll_s *P;
+
+    if (S->poll != NULL || (P = malloc(sizeof(*P))) == NULL)
+        return;
+    P->fd = epoll_create1(EPOLL_CLOEXEC);
+    P->ev = P->fd < 0 ? NULL
+                      : event_new(S->base, P->fd, EV_READ | EV_PERSIST,
+                                  cs_poll_cb, P);
+    if (P->ev == NULL || event_add(P->ev, NULL) < 0) {
+        if (P->ev != NULL)
+            event_free(P->ev);
+        if (P->fd >= 0)
+            close(P->fd);
+        free(P);
+        return;
+    }
+    S->poll = P;
+}
+
+
+/* adds s to the epoll set. 0: s stays on libevent events (there is no
+ * epoll set: it could not be made); raises if the set refuses it */
+static int
+cs_poll_add(lua_State *L, cs_sock_t *s)
+{
+    cs_sched_t *S = s->S;
+    struct cs_poll_s *P;
+    struct epoll_event e;
+
+    cs_poll_open(S); /* in case it failed with cs.run's */
+    if ((P = S->poll) == NULL)
+        return 0;
+    memset(&e, 0, sizeof(e));
+    e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    e.data.ptr = s;
+    if (epoll_ctl(P->fd, EPOLL_CTL_ADD, s->fd, &e) < 0)
+        return luaL_error(L, "corosched: cannot watch the socket: %s",
+                          strerror(errno));
+    s->polled = 1;
+    return 1;
+}
+
+
+static void
+cs_poll_del(cs_sock_t *s)
+{
+    struct epoll_event e; /* not NULL: kernels before 2.6.9 */
+
+    memset(&e, 0, sizeof(e));
+    if (s->polled && s->S->poll != NULL)
+        epoll_ctl(s->S->poll->fd, EPOLL_CTL_DEL, s->fd, &e);
+    s->polled = 0;
+}
+
+
+void
+cs_poll_free(cs_sched_t *S)
+{
+    struct cs_poll_s *P = S->poll;
+
+    if (P != NULL) {
+        S->poll = NULL;
+        event_free(P->ev);
+        close(P->fd);
+        free(P);
+    }
+}
+
+#else
+
+void
+cs_poll_open(cs_sched_t *S)
+{
+    (void) S;
+}
+
+
+static int
+cs_poll_add(lua_State *L, cs_sock_t *s)
+{
+    (void) L;
+    (void) s;
+    return 0;
+}
+
+#define cs_poll_del(s) ((void) 0)
+
+void
+cs_poll_free(cs_sched_t *S)
+{
+    (void) S;
+}
+
+#endif
 
 
 /* the parked thread was killed: the operation is cancelled and, as the
@@ -125,6 +300,23 @@ cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th)
     if (s->writer == th)
         s->writer = NULL;
     cs_sock_close(s);
+}
+
+
+/* th parks in a read with this timeout (0: none): see
+ * cs_sock_read_timeout */
+static void
+cs_sock_read_deadline(cs_sched_t *S, cs_thread_t *th, int timeout_ms)
+{
+    double dl = timeout_ms > 0 ? S->now_mono + timeout_ms / 1000.0
+                               : HUGE_VAL;
+
+    if (dl < HUGE_VAL && (th->tn.idx < 0 || th->tn.when > dl)) {
+        th->tn.when = dl;
+        th->tn.fire = cs_sock_read_timeout;
+        cs_sched_heap_add_lazy(S, &th->tn);
+    }
+    th->iodl = dl;
 }
 
 
@@ -147,9 +339,28 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
     struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
     struct timeval tv;
 
-    if (what == EV_READ && timeout_ms > 0) {
-        /* before anything changes: this may raise */
-        cs_sched_heap_reserve(S, L);
+    if (timeout_ms > 0) {
+        cs_sched_heap_reserve(S, L); /* before anything changes: may raise */
+        /* the timeout counts from now, not from the loop's last poll
+         * (the thread may have computed for a while) */
+        cs_sched_update_mono(S);
+    }
+    if (!s->polled && s->rev == NULL && s->wev == NULL
+        && !cs_sock_level_triggered && !cs_sock_no_epoll)
+        cs_poll_add(L, s);
+    if (s->polled) {
+        if (what == EV_READ) {
+            cs_sock_read_deadline(S, th, timeout_ms);
+            s->reader = th;
+        } else {
+            if (timeout_ms > 0) {
+                th->tn.when = S->now_mono + timeout_ms / 1000.0;
+                th->tn.fire = cs_sock_write_timeout;
+                cs_sched_heap_add(S, &th->tn);
+            }
+            s->writer = th;
+        }
+        return cs_sched_park_io(S, L, th, on, cleanup, s, ctx, k);
     }
     if (*ev == NULL) {
         short flags = what;
@@ -175,17 +386,9 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
             event_add(*ev, NULL);
     }
     if (what == EV_READ) {
-        double dl = timeout_ms > 0 ? S->now_mono + timeout_ms / 1000.0
-                                   : HUGE_VAL;
         if (cs_sock_level_triggered)
             event_add(*ev, NULL);
-        /* see cs_sock_read_timeout */
-        if (dl < HUGE_VAL && (th->tn.idx < 0 || th->tn.when > dl)) {
-            th->tn.when = dl;
-            th->tn.fire = cs_sock_read_timeout;
-            cs_sched_heap_add_lazy(S, &th->tn);
-        }
-        th->iodl = dl;
+        cs_sock_read_deadline(S, th, timeout_ms);
     } else if (timeout_ms > 0) {
         const struct timeval *common;
         tv.tv_sec = timeout_ms / 1000;
@@ -207,6 +410,7 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
 static void
 cs_sock_free_events(cs_sock_t *s)
 {
+    cs_poll_del(s);
     if (s->rev != NULL) {
         event_free(s->rev);
         s->rev = NULL;
@@ -665,8 +869,19 @@ cs_testing_heapseq(lua_State *L)
 }
 
 
+/* core._testing.no_epoll(on): sockets registered from now on use
+ * libevent events, the path of systems without epoll */
+static int
+cs_testing_no_epoll(lua_State *L)
+{
+    cs_sock_no_epoll = lua_toboolean(L, 1);
+    return 0;
+}
+
+
 static const luaL_Reg cs_testing_funcs[] = {
     {"short_io", cs_testing_short_io},
+    {"no_epoll", cs_testing_no_epoll},
     {"heapseq", cs_testing_heapseq},
     {"inject", cs_testing_inject},
     {"gc_stress", cs_testing_gc_stress},
@@ -677,12 +892,15 @@ static const luaL_Reg cs_testing_funcs[] = {
 #endif
 
 
-/* frees the resolver before the event base goes (created after S, so it
- * is finalized before S) */
+/* frees the resolver and the epoll set before the event base goes
+ * (created after S, so it is finalized before S) */
 static int
 cs_netstate__gc(lua_State *L)
 {
-    cs_dns_free(*(cs_sched_t **) lua_touserdata(L, 1));
+    cs_sched_t *S = *(cs_sched_t **) lua_touserdata(L, 1);
+
+    cs_dns_free(S);
+    cs_poll_free(S);
     return 0;
 }
 

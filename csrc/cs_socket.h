@@ -15,12 +15,13 @@
 
 typedef struct cs_sock_s {
     cs_sched_t *S;
-    struct event *rev, *wev;    /* created on the first park */
+    struct event *rev, *wev;    /* without epoll: made on the first park */
     cs_thread_t *reader;        /* parked in a read (or accept) */
     cs_thread_t *writer;        /* parked in a write (or connect) */
     int fd;                     /* -1 when closed */
     unsigned char rready;       /* readable since the last short read */
     unsigned char rdhup;        /* the peer's FIN was seen (EV_CLOSED) */
+    unsigned char polled;       /* in the scheduler's epoll set */
 } cs_sock_t;
 
 /*
@@ -134,6 +135,13 @@ int cs_dns_cancel(cs_dns_t *q);
 
 /* frees S's resolver (from the scheduler's __gc) */
 void cs_dns_free(cs_sched_t *S);
+
+/* makes the sockets' epoll set (Linux; with the event base, so that its
+ * fd is there from the first cs.run on); without it, or if it cannot be
+ * made, each socket gets libevent events. Frees it (the sockets are
+ * gone). */
+void cs_poll_open(cs_sched_t *S);
+void cs_poll_free(cs_sched_t *S);
 
 /* }====== */
 

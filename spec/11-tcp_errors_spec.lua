@@ -259,6 +259,37 @@ describe("tcp timeouts", function()
     end, { timeout = 10 })
   end)
 
+  -- The loop's clock is read at each poll; a thread that computed for a
+  -- while before it parks must still get its whole timeout (it counted
+  -- from the last poll with the first epoll path: the send timed out at
+  -- once in spec/regress/tcp_et_write_event_spin_spec.lua).
+  it("read and send: the timeout counts from the call, not from the "
+     .. "loop's last poll", function()
+    local T = 0.05 * helper.slack
+    local function compute(sec) -- without yielding
+      local t0 = os.clock()
+      repeat until os.clock() - t0 >= sec
+    end
+    net.run(function()
+      local c, s = net.pair()
+      c:setoption("sndbuf", 65536)
+      s:setoption("rcvbuf", 65536)
+      c:settimeouts(5000, T * 1000, T * 1000)
+      -- each peer thread acts at the poll after the park, when the
+      -- deadline counted from the earlier poll has passed
+      local peer = spawn(function() cs.sleep(0.001); s:send("x") end)
+      compute(2 * T)
+      assert.same({ "x" }, { c:receive(1) })
+      assert(wait(peer))
+      local data = ("x"):rep(net.big(4 * 1024 * 1024))
+      peer = spawn(function() cs.sleep(0.001); return #s:receive(#data) end)
+      compute(2 * T)
+      assert.equal(#data, c:send(data))
+      assert.same({ true, #data }, { wait(peer) })
+      c:close(); s:close()
+    end, { timeout = 20 })
+  end)
+
   it("accept: nil, \"timeout\"; the listener stays usable", function()
     net.run(function()
       local srv, port = net.listen()

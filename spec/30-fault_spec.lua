@@ -413,7 +413,7 @@ local function fds()
 end
 local out = {}
 local function say(k, v) out[#out + 1] = k .. "=" .. tostring(v) end
-cs.run(function() end) -- the event base (an epoll fd) stays
+cs.run(function() end) -- the event base and the sockets' epoll set stay
 local fds0 = fds()
 cs.run(function()
   local srv = assert(cs.socket.listen("127.0.0.1", 0))

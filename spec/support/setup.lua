@@ -17,3 +17,12 @@ if os.getenv("CS_GC_STRESS") == "1" then
   core._testing.gc_stress(true)
   collectgarbage("incremental", 0, 1000)
 end
+
+-- CS_NO_EPOLL=1 with a testing build (make check-gcstress sets it): the
+-- sockets use a libevent event each, the path of systems without epoll,
+-- instead of the scheduler's epoll set.
+if os.getenv("CS_NO_EPOLL") == "1" then
+  local core = require "corosched.core"
+  assert(core._testing, "CS_NO_EPOLL needs a testing build")
+  core._testing.no_epoll(true)
+end
