@@ -7,6 +7,7 @@
  * switch into a user coroutine or back to its resumer. libevent callbacks
  * only post threads; the loop resumes them outside event_base_loop.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,10 +465,24 @@ cs_sched_arm(cs_sched_t *S)
 }
 
 
+/* waits for I/O: when `block`, until the heap's first deadline (or for
+ * good), else only for what is ready now; then expires the heap */
 static void
-cs_sched_poll(cs_sched_t *S, int flags)
+cs_sched_poll(cs_sched_t *S, int block)
 {
-    event_base_loop(S->base, flags);
+    int ms = block ? -1 : 0;
+
+    if (block && S->nheap > 0) {
+        double d;
+        cs_sched_update_mono(S); /* the threads ran since the last poll */
+        d = ceil((S->heap[0]->when - S->now_mono) * 1000.0);
+        ms = d <= 0 ? 0 : d >= INT_MAX ? INT_MAX : (int) d;
+    }
+    if (!cs_poll_wait(S, ms)) {
+        if (block && S->nheap > 0)
+            cs_sched_arm(S);
+        event_base_loop(S->base, block ? EVLOOP_ONCE : EVLOOP_NONBLOCK);
+    }
     cs_sched_update_time(S);
     cs_sched_expire(S);
 }
@@ -528,7 +543,7 @@ cs_sched_loop(lua_State *L)
             return 0;
 
         if (!cs_link_empty(&S->posted) || !cs_link_empty(&S->ready)) {
-            cs_sched_poll(S, EVLOOP_NONBLOCK);
+            cs_sched_poll(S, 0);
             continue;
         }
 
@@ -537,9 +552,7 @@ cs_sched_loop(lua_State *L)
             return 0;
         }
 
-        if (S->nheap > 0)
-            cs_sched_arm(S);
-        cs_sched_poll(S, EVLOOP_ONCE);
+        cs_sched_poll(S, 1);
     }
 }
 

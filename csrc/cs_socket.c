@@ -164,18 +164,17 @@ struct cs_poll_s {
 };
 
 
-/* the epoll set has events: hand them out. Nothing here runs Lua or
- * frees a socket (a wake-up only posts the thread), so every pointer in
- * the batch stays valid; a socket leaves the set before it is freed. */
+/* waits up to timeout_ms (-1: no limit) for events of the epoll set fd
+ * and hands them out. Nothing here runs Lua or frees a socket (a wake-up
+ * only posts the thread), so every pointer in the batch stays valid; a
+ * socket leaves the set before it is freed. */
 static void
-cs_poll_cb(evutil_socket_t fd, short what, void *arg)
+cs_poll_run(int fd, int timeout_ms)
 {
     struct epoll_event evs[CS_POLL_BATCH];
     int i, n;
 
-    (void) what;
-    (void) arg;
-    n = epoll_wait(fd, evs, CS_POLL_BATCH, 0);
+    n = epoll_wait(fd, evs, CS_POLL_BATCH, timeout_ms);
     for (i = 0; i < n; i++) {
         cs_sock_t *s = evs[i].data.ptr;
         unsigned e = evs[i].events;
@@ -185,6 +184,39 @@ cs_poll_cb(evutil_socket_t fd, short what, void *arg)
         if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
             cs_sock_writable(s, CS_SOCK_READY);
     }
+}
+
+
+/* libevent says the epoll set has events */
+static void
+cs_poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void) what;
+    (void) arg;
+    cs_poll_run(fd, 0);
+}
+
+
+/*
+ * The loop waits on the epoll set directly when libevent holds nothing
+ * else (the set's own event aside, and the loop's timer event, whose
+ * deadline the caller turned into timeout_ms): one epoll_wait instead of
+ * libevent's and then the set's. Name lookups in flight, idle pooled
+ * connections and sockets on libevent events go through libevent.
+ */
+int
+cs_poll_wait(cs_sched_t *S, int timeout_ms)
+{
+    int mine = 1 + (S->tev_when != 0); /* tev is added until it fires */
+
+    if (S->poll == NULL
+        || event_base_get_num_events(S->base, EVENT_BASE_COUNT_ADDED
+                                              | EVENT_BASE_COUNT_ACTIVE
+                                              | EVENT_BASE_COUNT_VIRTUAL)
+               != mine)
+        return 0;
+    cs_poll_run(S->poll->fd, timeout_ms);
+    return 1;
 }
 
 
@@ -265,6 +297,15 @@ void
 cs_poll_open(cs_sched_t *S)
 {
     (void) S;
+}
+
+
+int
+cs_poll_wait(cs_sched_t *S, int timeout_ms)
+{
+    (void) S;
+    (void) timeout_ms;
+    return 0;
 }
 
 

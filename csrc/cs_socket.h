@@ -143,6 +143,11 @@ void cs_dns_free(cs_sched_t *S);
 void cs_poll_open(cs_sched_t *S);
 void cs_poll_free(cs_sched_t *S);
 
+/* the loop's wait for I/O, up to timeout_ms (-1: no limit), on the epoll
+ * set alone when libevent has nothing else to watch: 1; else 0 (the
+ * caller runs libevent's loop) */
+int cs_poll_wait(cs_sched_t *S, int timeout_ms);
+
 /* }====== */
 
 /* cs.resolve and cs.socket */
