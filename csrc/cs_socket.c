@@ -46,6 +46,12 @@
 static int cs_sock_level_triggered;
 static int cs_sock_no_epoll;
 
+/* a socket's libevent events, when it is not in the epoll set */
+struct cs_sock_ev_s {
+    struct event *rev;  /* persistent (level-triggered mode: per park) */
+    struct event *wev;  /* one-shot, added per park */
+};
+
 /* a read's timeout entry that comes at most this early (s) ends the read:
  * not worth another heap entry (cs_sock_read_timeout) */
 #define CS_SOCK_SLACK 0.005
@@ -58,7 +64,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
 {
     s->S = S;
     s->fd = fd;
-    s->rev = s->wev = NULL;
+    s->ev = NULL;
     s->reader = s->writer = NULL;
     s->rready = 1;
     s->rdhup = 0;
@@ -139,12 +145,12 @@ static void
 cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
-    cs_sock_writable(arg, (what & EV_TIMEOUT) ? CS_SOCK_TIMEOUT
-                                              : CS_SOCK_READY);
+    (void) what;
+    cs_sock_writable(arg, CS_SOCK_READY);
 }
 
 
-/* the timeout of a write parked on the epoll set (th->tn) */
+/* the timeout of a parked write (th->tn) */
 static void
 cs_sock_write_timeout(cs_sched_t *S, cs_tnode_t *n)
 {
@@ -371,40 +377,18 @@ cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
 }
 
 
-int
-cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
-                  int timeout_ms, const char *on, cs_cleanup_pt cleanup,
-                  lua_KContext ctx, lua_KFunction k)
+/* without the epoll set: arms s's libevent event for `what` (made on the
+ * first park; raises if it cannot be) */
+static void
+cs_sock_arm_event(lua_State *L, cs_sock_t *s, short what)
 {
-    cs_sched_t *S = s->S;
-    struct event **ev = (what == EV_READ) ? &s->rev : &s->wev;
-    struct timeval tv;
+    struct event **ev;
+    short flags = what;
 
-    if (timeout_ms > 0) {
-        cs_sched_heap_reserve(S, L); /* before anything changes: may raise */
-        /* the timeout counts from now, not from the loop's last poll
-         * (the thread may have computed for a while) */
-        cs_sched_update_mono(S);
-    }
-    if (!s->polled && s->rev == NULL && s->wev == NULL
-        && !cs_sock_level_triggered && !cs_sock_no_epoll)
-        cs_poll_add(L, s);
-    if (s->polled) {
-        if (what == EV_READ) {
-            cs_sock_read_deadline(S, th, timeout_ms);
-            s->reader = th;
-        } else {
-            if (timeout_ms > 0) {
-                th->tn.when = S->now_mono + timeout_ms / 1000.0;
-                th->tn.fire = cs_sock_write_timeout;
-                cs_sched_heap_add(S, &th->tn);
-            }
-            s->writer = th;
-        }
-        return cs_sched_park_io(S, L, th, on, cleanup, s, ctx, k);
-    }
+    if (s->ev == NULL && (s->ev = calloc(1, sizeof(*s->ev))) == NULL)
+        luaL_error(L, "not enough memory");
+    ev = what == EV_READ ? &s->ev->rev : &s->ev->wev;
     if (*ev == NULL) {
-        short flags = what;
         /*
          * The write event is edge-triggered too (one-shot: it is added
          * only after a send or connect came back short, so an edge
@@ -417,34 +401,60 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
         if (!cs_sock_level_triggered)
             flags |= what == EV_READ ? EV_PERSIST | EV_ET | EV_CLOSED
                                      : EV_ET;
-        *ev = event_new(S->base, s->fd, flags,
+        *ev = event_new(s->S->base, s->fd, flags,
                         what == EV_READ ? cs_sock_read_cb : cs_sock_write_cb,
                         s);
         if (*ev == NULL)
-            return luaL_error(L, "not enough memory");
-        /* the persistent read event is added once, without a timeout */
+            luaL_error(L, "not enough memory");
+        /* the persistent read event is added once */
         if (what == EV_READ && !cs_sock_level_triggered)
             event_add(*ev, NULL);
     }
-    if (what == EV_READ) {
-        if (cs_sock_level_triggered)
-            event_add(*ev, NULL);
-        cs_sock_read_deadline(S, th, timeout_ms);
-    } else if (timeout_ms > 0) {
-        const struct timeval *common;
-        tv.tv_sec = timeout_ms / 1000;
-        tv.tv_usec = (timeout_ms % 1000) * 1000;
-        /* every socket with the same timeout shares a queue: O(1) */
-        common = event_base_init_common_timeout(S->base, &tv);
-        event_add(*ev, common != NULL ? common : &tv);
-    } else {
+    if (what == EV_WRITE || cs_sock_level_triggered)
         event_add(*ev, NULL);
+}
+
+
+int
+cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
+                  int timeout_ms, const char *on, cs_cleanup_pt cleanup,
+                  lua_KContext ctx, lua_KFunction k)
+{
+    cs_sched_t *S = s->S;
+
+    if (timeout_ms > 0) {
+        cs_sched_heap_reserve(S, L); /* before anything changes: may raise */
+        /* the timeout counts from now, not from the loop's last poll
+         * (the thread may have computed for a while) */
+        cs_sched_update_mono(S);
     }
-    if (what == EV_READ)
+    if (!s->polled && s->ev == NULL && !cs_sock_level_triggered
+        && !cs_sock_no_epoll)
+        cs_poll_add(L, s);
+    if (!s->polled)
+        cs_sock_arm_event(L, s, what);
+    if (what == EV_READ) {
+        cs_sock_read_deadline(S, th, timeout_ms);
         s->reader = th;
-    else
+    } else {
+        if (timeout_ms > 0) {
+            th->tn.when = S->now_mono + timeout_ms / 1000.0;
+            th->tn.fire = cs_sock_write_timeout;
+            cs_sched_heap_add(S, &th->tn);
+        }
         s->writer = th;
+    }
     return cs_sched_park_io(S, L, th, on, cleanup, s, ctx, k);
+}
+
+
+void
+cs_sock_drop_write_event(cs_sock_t *s)
+{
+    if (s->ev != NULL && s->ev->wev != NULL) {
+        event_free(s->ev->wev);
+        s->ev->wev = NULL;
+    }
 }
 
 
@@ -452,13 +462,13 @@ static void
 cs_sock_free_events(cs_sock_t *s)
 {
     cs_poll_del(s);
-    if (s->rev != NULL) {
-        event_free(s->rev);
-        s->rev = NULL;
-    }
-    if (s->wev != NULL) {
-        event_free(s->wev);
-        s->wev = NULL;
+    if (s->ev != NULL) {
+        if (s->ev->rev != NULL)
+            event_free(s->ev->rev);
+        if (s->ev->wev != NULL)
+            event_free(s->ev->wev);
+        free(s->ev);
+        s->ev = NULL;
     }
 }
 

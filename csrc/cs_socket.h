@@ -15,7 +15,8 @@
 
 typedef struct cs_sock_s {
     cs_sched_t *S;
-    struct event *rev, *wev;    /* without epoll: made on the first park */
+    struct cs_sock_ev_s *ev;    /* without the epoll set: its libevent
+                                 * events, made on the first park */
     cs_thread_t *reader;        /* parked in a read (or accept) */
     cs_thread_t *writer;        /* parked in a write (or connect) */
     int fd;                     /* -1 when closed */
@@ -74,6 +75,9 @@ int cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th,
                       cs_cleanup_pt cleanup, lua_KContext ctx,
                       lua_KFunction k);
 void cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th);
+
+/* frees the libevent write event, if any (sends rarely wait) */
+void cs_sock_drop_write_event(cs_sock_t *s);
 
 /* wakes parked threads with "closed", frees the events, closes the fd */
 void cs_sock_close(cs_sock_t *s);

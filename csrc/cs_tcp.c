@@ -1268,10 +1268,7 @@ cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx)
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, cs_net_strerror(e));
     }
-    if (u->s.wev != NULL) { /* sends rarely wait: no event kept idle */
-        event_free(u->s.wev);
-        u->s.wev = NULL;
-    }
+    cs_sock_drop_write_event(&u->s); /* no event kept idle */
     lua_pushinteger(L, 1);
     return 1;
 }
