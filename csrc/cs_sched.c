@@ -473,9 +473,11 @@ cs_sched_poll(cs_sched_t *S, int block)
     int ms = block ? -1 : 0;
 
     if (block && S->nheap > 0) {
-        double d;
-        cs_sched_update_mono(S); /* the threads ran since the last poll */
-        d = ceil((S->heap[0]->when - S->now_mono) * 1000.0);
+        /* from the cached clock, as libevent's timer (cs_sched_arm) and
+         * nginx's: the wait counts from now what was left at the last
+         * poll, so a deadline set during this batch from that clock (a
+         * sleep, a timer) is never met early */
+        double d = ceil((S->heap[0]->when - S->now_mono) * 1000.0);
         ms = d <= 0 ? 0 : d >= INT_MAX ? INT_MAX : (int) d;
     }
     if (!cs_poll_wait(S, ms)) {

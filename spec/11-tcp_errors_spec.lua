@@ -290,6 +290,46 @@ describe("tcp timeouts", function()
     end, { timeout = 20 })
   end)
 
+  -- The loop waits on the sockets' epoll set alone while libevent has
+  -- nothing else to watch, and through libevent while it has (here an
+  -- idle pooled connection): the same wake-ups and timeouts either way.
+  it("reads, sends and their timeouts are the same whether or not "
+     .. "libevent watches something else (an idle pooled connection)",
+     function()
+    local function exchange()
+      local c, s = net.pair()
+      c:setoption("sndbuf", 65536)
+      s:setoption("rcvbuf", 65536)
+      c:settimeouts(5000, 100, 100)
+      local dt, data, err = net.timed(c.receive, c, 1)
+      assert.same({ nil, "timeout" }, { data, err })
+      assert.is_true(dt >= 0.095 and dt < slow(0.1), dt)
+      local peer = spawn(function() cs.sleep(0.02); return s:send("y") end)
+      dt, data = net.timed(c.receive, c, 1)
+      assert.equal("y", data)
+      assert.is_true(dt >= 0.015 and dt < slow(0.02), dt)
+      assert(wait(peer))
+      dt, data, err = net.timed(c.send, c, ("x"):rep(net.big(16 << 20)))
+      assert.same({ nil, "timeout" }, { data, err })
+      assert.is_true(dt >= 0.095 and dt < (net.short_io and 60 or slow(0.1)),
+                     dt)
+      c:close(); s:close()
+    end
+    net.run(function()
+      exchange()
+      local srv, port = net.listen()
+      local p = cs.socket.tcp()
+      assert(p:connect("127.0.0.1", port))
+      local a = assert(srv:accept())
+      assert(p:setkeepalive(0)) -- idle in the pool for good
+      exchange()
+      p = cs.socket.tcp() -- takes it back, so that the pool is empty
+      assert(p:connect("127.0.0.1", port))
+      assert.equal(1, p:getreusedtimes())
+      p:close(); a:close(); srv:close()
+    end, { timeout = 20 })
+  end)
+
   it("accept: nil, \"timeout\"; the listener stays usable", function()
     net.run(function()
       local srv, port = net.listen()
