@@ -111,7 +111,9 @@ void cs_sched_ready(cs_sched_t *S, cs_thread_t *th, int nargs);
 /* timer heap: reserve (may raise) before add (never fails). add puts n
  * at n->when, moving it if it was in the heap already; add_lazy adds it
  * as lazy: such an entry stays when its thread is woken (the owner's fire
- * function tells a stale one), and does not count as a pending timeout. */
+ * function tells a stale one), and does not count as a pending timeout
+ * (socket read timeouts; the idle timeouts of pooled connections, which
+ * no thread waits for). */
 void cs_sched_heap_reserve(cs_sched_t *S, lua_State *L);
 void cs_sched_heap_add(cs_sched_t *S, cs_tnode_t *n);
 void cs_sched_heap_add_lazy(cs_sched_t *S, cs_tnode_t *n);

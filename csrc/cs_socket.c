@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,11 @@ cs_poll_run(int fd, int timeout_ms)
     for (i = 0; i < n; i++) {
         cs_sock_t *s = evs[i].data.ptr;
         unsigned e = evs[i].events;
+        if (evs[i].data.u64 & 1) { /* a cs_watch_t (cs_poll_watch) */
+            cs_watch_t *w = (cs_watch_t *) (uintptr_t) (evs[i].data.u64 - 1);
+            w->ready(w);
+            continue;
+        }
         /* an error or a hang-up wakes both directions, as libevent does */
         if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
             cs_sock_readable(s, (e & EPOLLRDHUP) != 0);
@@ -207,8 +213,8 @@ cs_poll_cb(evutil_socket_t fd, short what, void *arg)
  * The loop waits on the epoll set directly when libevent holds nothing
  * else (the set's own event aside, and the loop's timer event, whose
  * deadline the caller turned into timeout_ms): one epoll_wait instead of
- * libevent's and then the set's. Name lookups in flight, idle pooled
- * connections and sockets on libevent events go through libevent.
+ * libevent's and then the set's. Name lookups in flight and sockets on
+ * libevent events go through libevent.
  */
 int
 cs_poll_wait(cs_sched_t *S, int timeout_ms)
@@ -249,22 +255,34 @@ cs_poll_open(cs_sched_t *S)
 }
 
 
+#define CS_POLL_SOCK (EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET)
+#define CS_POLL_WATCH (EPOLLIN | EPOLLRDHUP | EPOLLET)
+
+/* registers fd in the set (op ADD or MOD) with events and data */
+static int
+cs_poll_ctl(cs_sched_t *S, int op, int fd, unsigned events, uint64_t data)
+{
+    struct epoll_event e;
+
+    memset(&e, 0, sizeof(e));
+    e.events = events;
+    e.data.u64 = data;
+    return epoll_ctl(S->poll->fd, op, fd, &e);
+}
+
+
 /* adds s to the epoll set. 0: s stays on libevent events (there is no
  * epoll set: it could not be made); raises if the set refuses it */
 static int
 cs_poll_add(lua_State *L, cs_sock_t *s)
 {
     cs_sched_t *S = s->S;
-    struct cs_poll_s *P;
-    struct epoll_event e;
 
     cs_poll_open(S); /* in case it failed with cs.run's */
-    if ((P = S->poll) == NULL)
+    if (S->poll == NULL)
         return 0;
-    memset(&e, 0, sizeof(e));
-    e.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
-    e.data.ptr = s;
-    if (epoll_ctl(P->fd, EPOLL_CTL_ADD, s->fd, &e) < 0)
+    if (cs_poll_ctl(S, EPOLL_CTL_ADD, s->fd, CS_POLL_SOCK,
+                    (uint64_t) (uintptr_t) s) < 0)
         return luaL_error(L, "corosched: cannot watch the socket: %s",
                           strerror(errno));
     s->polled = 1;
@@ -272,14 +290,51 @@ cs_poll_add(lua_State *L, cs_sock_t *s)
 }
 
 
-static void
-cs_poll_del(cs_sock_t *s)
+int
+cs_poll_watch(cs_sock_t *s, cs_watch_t *w)
+{
+    uint64_t data = (uint64_t) (uintptr_t) w + 1; /* w is aligned */
+
+    if (s->S->poll == NULL || cs_sock_no_epoll || cs_sock_level_triggered)
+        return 0;
+    if (s->polled
+        && cs_poll_ctl(s->S, EPOLL_CTL_MOD, s->fd, CS_POLL_WATCH, data) == 0) {
+        s->polled = 0; /* the detach leaves the registration alone */
+        return 1;
+    }
+    return !s->polled
+           && cs_poll_ctl(s->S, EPOLL_CTL_ADD, s->fd, CS_POLL_WATCH, data)
+                  == 0;
+}
+
+
+void
+cs_poll_rewatch(cs_sock_t *s)
+{
+    if (cs_poll_ctl(s->S, EPOLL_CTL_MOD, s->fd, CS_POLL_SOCK,
+                    (uint64_t) (uintptr_t) s) == 0)
+        s->polled = 1;
+    else /* it cannot be: then no event may name the watcher */
+        cs_poll_unwatch(s->S, s->fd);
+}
+
+
+void
+cs_poll_unwatch(cs_sched_t *S, int fd)
 {
     struct epoll_event e; /* not NULL: kernels before 2.6.9 */
 
     memset(&e, 0, sizeof(e));
-    if (s->polled && s->S->poll != NULL)
-        epoll_ctl(s->S->poll->fd, EPOLL_CTL_DEL, s->fd, &e);
+    if (S->poll != NULL)
+        epoll_ctl(S->poll->fd, EPOLL_CTL_DEL, fd, &e);
+}
+
+
+static void
+cs_poll_del(cs_sock_t *s)
+{
+    if (s->polled)
+        cs_poll_unwatch(s->S, s->fd);
     s->polled = 0;
 }
 
@@ -312,6 +367,30 @@ cs_poll_wait(cs_sched_t *S, int timeout_ms)
     (void) S;
     (void) timeout_ms;
     return 0;
+}
+
+
+int
+cs_poll_watch(cs_sock_t *s, cs_watch_t *w)
+{
+    (void) s;
+    (void) w;
+    return 0;
+}
+
+
+void
+cs_poll_rewatch(cs_sock_t *s)
+{
+    (void) s;
+}
+
+
+void
+cs_poll_unwatch(cs_sched_t *S, int fd)
+{
+    (void) S;
+    (void) fd;
 }
 
 
@@ -920,13 +999,15 @@ cs_testing_heapseq(lua_State *L)
 }
 
 
-/* core._testing.no_epoll(on): sockets registered from now on use
- * libevent events, the path of systems without epoll */
+/* core._testing.no_epoll(on) -> the setting before: sockets
+ * registered from now on use libevent events, the path of systems
+ * without epoll */
 static int
 cs_testing_no_epoll(lua_State *L)
 {
+    lua_pushboolean(L, cs_sock_no_epoll);
     cs_sock_no_epoll = lua_toboolean(L, 1);
-    return 0;
+    return 1;
 }
 
 

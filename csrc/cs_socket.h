@@ -147,6 +147,28 @@ void cs_dns_free(cs_sched_t *S);
 void cs_poll_open(cs_sched_t *S);
 void cs_poll_free(cs_sched_t *S);
 
+/*
+ * Something other than a cosocket watching an fd for reading through the
+ * epoll set: an idle pooled connection. Its fd's registration passes from
+ * the cosocket to the watcher and back with one epoll_ctl each way.
+ * `ready` is called from the loop (it may close the fd: cs_poll_unwatch
+ * first).
+ */
+typedef struct cs_watch_s cs_watch_t;
+struct cs_watch_s {
+    void (*ready)(cs_watch_t *w);
+};
+
+/* s's fd, about to be detached from s, is watched by w instead: 1; 0
+ * when the epoll set is not in use (the caller watches with libevent) */
+int cs_poll_watch(cs_sock_t *s, cs_watch_t *w);
+
+/* the fd a watcher had goes back to cosocket s, attached to it since */
+void cs_poll_rewatch(cs_sock_t *s);
+
+/* a watcher's fd leaves the epoll set */
+void cs_poll_unwatch(cs_sched_t *S, int fd);
+
 /* the loop's wait for I/O, up to timeout_ms (-1: no limit), on the epoll
  * set alone when libevent has nothing else to watch: 1; else 0 (the
  * caller runs libevent's loop) */

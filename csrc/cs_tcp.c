@@ -94,13 +94,15 @@ typedef struct cs_pool_s {
 typedef struct cs_pitem_s {
     cs_link_t link;
     cs_pool_t *pool;
-    struct event *ev;   /* EOF, unexpected data or the idle timeout */
+    cs_watch_t w;       /* EOF or unexpected data: through the epoll set, */
+    struct event *ev;   /* or else a libevent event */
+    cs_tnode_t tn;      /* the idle timeout */
     const cs_transport_t *tp; /* and its state: TLS stays TLS */
     void *tpio;
-    double deadline;    /* of the idle timeout (monotonic), 0: none */
     int fd;
     int reused;
     int counted;        /* holds one of the pool's counted slots */
+    int watched;        /* w is in the epoll set */
 } cs_pitem_t;
 
 static void cs_pool_release(cs_pool_t *p);
@@ -871,12 +873,15 @@ cs_tcp_send(lua_State *L)
  * th->data) by cs_pool_hand */
 #define CS_POOL_HANDED (CS_WAKE_CLOSED + 1)
 
-/* takes an idle connection out of its pool's list; its watch ends */
+/* takes an idle connection out of its pool's list; its timeout and its
+ * libevent watch end (an epoll watch goes with the fd: cs_pool_adopt, or
+ * cs_pool_item_drop) */
 static void
 cs_pool_item_unlink(cs_pitem_t *it)
 {
     cs_link_remove(&it->link);
     it->pool->nidle--;
+    cs_sched_heap_del(it->pool->S, &it->tn);
     if (it->ev != NULL) {
         event_free(it->ev);
         it->ev = NULL;
@@ -892,6 +897,8 @@ cs_pool_item_drop(cs_pitem_t *it, int close_fd)
     cs_pool_t *p = it->pool;
 
     if (close_fd) {
+        if (it->watched)
+            cs_poll_unwatch(p->S, it->fd);
         it->tp->free(it->tpio, it->fd);
         cs_net_close(it->fd);
         p->S->nsockets--;
@@ -962,6 +969,10 @@ cs_pool_hand(cs_pool_t *p)
         cs_link_remove(&th->q);
         p->nwaiting--;
         cs_pool_item_unlink(it);
+        if (it->watched) { /* nothing may reach it until adopted */
+            cs_poll_unwatch(p->S, it->fd);
+            it->watched = 0;
+        }
         p->nhanded++;
         cs_sched_wake(p->S, th, CS_POOL_HANDED);
         th->cleanup = cs_pool_unhand; /* until it runs */
@@ -1000,31 +1011,42 @@ cs_pool_waiter_timeout(cs_sched_t *S, cs_tnode_t *n)
 }
 
 
-/* an idle connection saw EOF, data nobody asked for, or its timeout; or
- * a TLS session ticket (consumed: it stays) */
+/* an idle connection saw EOF or data nobody asked for: it goes; or a TLS
+ * session ticket (consumed: it stays) */
+static void
+cs_pool_item_ready(cs_pitem_t *it)
+{
+    if (it->tp->idle(it->tpio, it->fd) == CS_OK) {
+        if (it->ev != NULL) /* one-shot */
+            event_add(it->ev, NULL);
+        return;
+    }
+    cs_pool_item_free(it, 1);
+}
+
+
 static void
 cs_pool_item_cb(evutil_socket_t fd, short what, void *arg)
 {
-    cs_pitem_t *it = arg;
-    cs_sched_t *S = it->pool->S;
-    struct timeval tv;
-    double rest;
+    (void) fd;
+    (void) what;
+    cs_pool_item_ready(arg);
+}
 
-    if (!(what & EV_TIMEOUT) && it->tp->idle(it->tpio, fd) == CS_OK) {
-        if (it->deadline == 0) {
-            event_add(it->ev, NULL);
-            return;
-        }
-        cs_sched_update_time(S);
-        rest = it->deadline - S->now_mono;
-        if (rest > 0) {
-            tv.tv_sec = (time_t) rest;
-            tv.tv_usec = (suseconds_t) ((rest - (double) tv.tv_sec) * 1e6);
-            event_add(it->ev, &tv);
-            return;
-        }
-    }
-    cs_pool_item_free(it, 1);
+
+static void
+cs_pool_item_watch_cb(cs_watch_t *w)
+{
+    cs_pool_item_ready(cs_link_data(w, cs_pitem_t, w));
+}
+
+
+/* the idle timeout */
+static void
+cs_pool_item_timeout(cs_sched_t *S, cs_tnode_t *n)
+{
+    (void) S;
+    cs_pool_item_free(cs_link_data(n, cs_pitem_t, tn), 1);
 }
 
 
@@ -1121,7 +1143,7 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
 static void
 cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
 {
-    int fd = it->fd, reused = it->reused;
+    int fd = it->fd, reused = it->reused, watched = it->watched;
 
     if (it->counted && u->slot == NULL)
         u->slot = p; /* its slot comes along */
@@ -1132,6 +1154,8 @@ cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
     cs_pool_item_drop(it, 0);
     u->s.S->nsockets--; /* cs_sock_attach counts it again */
     cs_sock_attach(&u->s, u->s.S, fd);
+    if (watched)
+        cs_poll_rewatch(&u->s); /* the registration comes back */
     u->reused = reused;
     u->member = p;
     p->nmember++;
@@ -1742,7 +1766,6 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_sched_t *S = u->s.S;
     cs_pool_t *p;
     cs_pitem_t *it;
-    struct timeval tv;
     int nret, state = CS_OK, n = lua_gettop(L);
 
     if (n > 3)
@@ -1789,6 +1812,8 @@ cs_tcp_setkeepalive(lua_State *L)
         p = cs_pool_get(L, S, -1, size > 1000000 ? 1000000 : (int) size);
     }
     lua_pop(L, 1);
+    if (timeout > 0)
+        cs_sched_heap_reserve(S, L); /* may raise */
     it = calloc(1, sizeof(*it));
     if (it == NULL)
         return luaL_error(L, "not enough memory");
@@ -1805,22 +1830,28 @@ cs_tcp_setkeepalive(lua_State *L)
     it->tpio = u->tpio;
     u->tp = &cs_transport_plain;
     u->tpio = NULL;
+    it->tn.idx = -1;
+    it->w.ready = cs_pool_item_watch_cb;
+    it->watched = cs_poll_watch(&u->s, &it->w); /* keeps the registration */
     it->fd = cs_sock_detach(&u->s);
-    it->ev = event_new(S->base, it->fd, EV_READ, cs_pool_item_cb, it);
-    if (it->ev == NULL) {
-        it->tp->free(it->tpio, it->fd);
-        cs_net_close(it->fd);
-        S->nsockets--;
-        free(it);
-        return luaL_error(L, "not enough memory");
-    }
-    if (timeout > 0) {
-        it->deadline = S->now_mono + (double) timeout / 1000.0;
-        tv.tv_sec = (time_t) (timeout / 1000);
-        tv.tv_usec = (suseconds_t) ((timeout % 1000) * 1000);
-        event_add(it->ev, &tv);
-    } else {
+    if (!it->watched) {
+        it->ev = event_new(S->base, it->fd, EV_READ, cs_pool_item_cb, it);
+        if (it->ev == NULL) {
+            it->tp->free(it->tpio, it->fd);
+            cs_net_close(it->fd);
+            S->nsockets--;
+            free(it);
+            return luaL_error(L, "not enough memory");
+        }
         event_add(it->ev, NULL);
+    }
+    if (timeout > 0) { /* counted from now, as the socket timeouts */
+        cs_sched_update_mono(S);
+        it->tn.when = S->now_mono + (double) timeout / 1000.0;
+        it->tn.fire = cs_pool_item_timeout;
+        /* lazy: no thread waits for it (no deadlock is hidden by it, and
+         * cs.stats() does not count it) */
+        cs_sched_heap_add_lazy(S, &it->tn);
     }
     /* newest first: connect takes the most recently used one */
     it->link.next = p->idle.next;
