@@ -1,7 +1,8 @@
 /*
  * The parts of a cosocket that TCP, UDP and servers share: parking on fd
- * readiness with an inactivity timeout, close, and name resolution with
- * libevent's evdns (it reads /etc/resolv.conf and /etc/hosts itself).
+ * readiness (the epoll set, or libevent events) with an inactivity
+ * timeout, close, and name resolution with libevent's evdns (it reads
+ * /etc/resolv.conf and /etc/hosts itself).
  */
 #include <errno.h>
 #include <math.h>

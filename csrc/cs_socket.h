@@ -1,10 +1,11 @@
 /*
- * What the TCP, UDP and server objects share: an fd with a read and a
- * write libevent event, one parked thread per direction, parking with an
+ * What the TCP, UDP and server objects share: an fd watched for readiness
+ * (in the scheduler's epoll set on Linux, else with a read and a write
+ * libevent event), one parked thread per direction, parking with an
  * inactivity timeout, close (waking whoever is parked with "closed"), and
  * name resolution without blocking the loop (evdns, /etc/hosts first).
  *
- * The libevent callbacks only record what happened and post the thread;
+ * The readiness callbacks only record what happened and post the thread;
  * the continuation of the parked API function finishes the I/O.
  */
 #ifndef CS_SOCKET_H
