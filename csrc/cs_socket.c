@@ -48,6 +48,9 @@
 static int cs_sock_level_triggered;
 static int cs_sock_no_epoll;
 
+/* sockets may go to the epoll set (when there is one) */
+#define cs_sock_epoll_ok() (!cs_sock_level_triggered && !cs_sock_no_epoll)
+
 /* a socket's libevent events, when it is not in the epoll set */
 struct cs_sock_ev_s {
     struct event *rev;  /* persistent (level-triggered mode: per park) */
@@ -184,13 +187,14 @@ cs_poll_run(int fd, int timeout_ms)
 
     n = epoll_wait(fd, evs, CS_POLL_BATCH, timeout_ms);
     for (i = 0; i < n; i++) {
-        cs_sock_t *s = evs[i].data.ptr;
         unsigned e = evs[i].events;
+        cs_sock_t *s;
         if (evs[i].data.u64 & 1) { /* a cs_watch_t (cs_poll_watch) */
             cs_watch_t *w = (cs_watch_t *) (uintptr_t) (evs[i].data.u64 - 1);
             w->ready(w);
             continue;
         }
+        s = evs[i].data.ptr;
         /* an error or a hang-up wakes both directions, as libevent does */
         if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
             cs_sock_readable(s, (e & EPOLLRDHUP) != 0);
@@ -272,22 +276,22 @@ cs_poll_ctl(cs_sched_t *S, int op, int fd, unsigned events, uint64_t data)
 }
 
 
-/* adds s to the epoll set. 0: s stays on libevent events (there is no
- * epoll set: it could not be made); raises if the set refuses it */
-static int
+/* adds s to the epoll set (s->polled), unless there is none: it could
+ * not be made, and s stays on libevent events; raises if the set refuses
+ * it */
+static void
 cs_poll_add(lua_State *L, cs_sock_t *s)
 {
     cs_sched_t *S = s->S;
 
     cs_poll_open(S); /* in case it failed with cs.run's */
     if (S->poll == NULL)
-        return 0;
+        return;
     if (cs_poll_ctl(S, EPOLL_CTL_ADD, s->fd, CS_POLL_SOCK,
                     (uint64_t) (uintptr_t) s) < 0)
-        return luaL_error(L, "corosched: cannot watch the socket: %s",
-                          strerror(errno));
+        luaL_error(L, "corosched: cannot watch the socket: %s",
+                   strerror(errno));
     s->polled = 1;
-    return 1;
 }
 
 
@@ -296,7 +300,7 @@ cs_poll_watch(cs_sock_t *s, cs_watch_t *w)
 {
     uint64_t data = (uint64_t) (uintptr_t) w + 1; /* w is aligned */
 
-    if (s->S->poll == NULL || cs_sock_no_epoll || cs_sock_level_triggered)
+    if (s->S->poll == NULL || !cs_sock_epoll_ok())
         return 0;
     if (s->polled
         && cs_poll_ctl(s->S, EPOLL_CTL_MOD, s->fd, CS_POLL_WATCH, data) == 0) {
@@ -395,12 +399,11 @@ cs_poll_unwatch(cs_sched_t *S, int fd)
 }
 
 
-static int
+static void
 cs_poll_add(lua_State *L, cs_sock_t *s)
 {
     (void) L;
     (void) s;
-    return 0;
 }
 
 #define cs_poll_del(s) ((void) 0)
@@ -508,8 +511,7 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
          * (the thread may have computed for a while) */
         cs_sched_update_mono(S);
     }
-    if (!s->polled && s->ev == NULL && !cs_sock_level_triggered
-        && !cs_sock_no_epoll)
+    if (!s->polled && s->ev == NULL && cs_sock_epoll_ok()) /* first park */
         cs_poll_add(L, s);
     if (!s->polled)
         cs_sock_arm_event(L, s, what);
