@@ -303,10 +303,13 @@ describe("tcp timeouts", function()
     local dt, data, err = net.timed(c.receive, c, 1)
     assert.same({ nil, "timeout" }, { data, err })
     assert.is_true(dt >= 0.095 and dt < slow(0.1), dt)
+    -- The peer's sleep counts from the cached clock, which a slow run
+    -- (GC stress beside valgrind) leaves well behind: only the wake-up's
+    -- promptness is timed here; the "y" shows that the read waited.
     local peer = spawn(function() cs.sleep(0.02); return s:send("y") end)
     dt, data = net.timed(c.receive, c, 1)
     assert.equal("y", data)
-    assert.is_true(dt >= 0.015 and dt < slow(0.02), dt)
+    assert.is_true(dt < slow(0.02), dt)
     assert(wait(peer))
     dt, data, err = net.timed(c.send, c, ("x"):rep(16 * 1024 * 1024))
     assert.same({ nil, "timeout" }, { data, err })
