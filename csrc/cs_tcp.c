@@ -7,8 +7,9 @@
  * fd is ready. Receive patterns run over cs_buffer (Lua-free); every
  * syscall goes through cs_net.
  *
- * User values of a "corosched.tcp" userdata: 1 = the pool key (string),
- * 2 = the host given to connect (sslhandshake's default server name).
+ * The user value of a "corosched.tcp" userdata is the pool key (a
+ * string); when it is "host:port", its host is sslhandshake's default
+ * server name (else u->x->host is).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,35 +36,55 @@
 enum { CS_RX_LINE, CS_RX_ALL, CS_RX_COUNT, CS_RX_UNTIL, CS_RX_ANY };
 
 
-typedef struct cs_tcp_s {
-    cs_sock_t s;
-    const cs_transport_t *tp; /* plain, or TLS once handshaken */
-    void *tpio;         /* the transport's state */
-    cs_buf_t in;        /* received, not yet returned */
-    cs_buf_t out;       /* the result of the receive in progress */
-    size_t maxline;
-    size_t spos;        /* bytes of the send in progress already sent */
-    size_t rwant;       /* byte count, or receiveany's max */
-    size_t rusize;
+/*
+ * What few connections use, kept out of the object so that a connection
+ * that uses none of it stays small: made on first use (cs_tcp_more), freed
+ * with the object.
+ */
+typedef struct cs_tcp_more_s {
+    cs_buf_t out;       /* the result of a receive that read more than once */
     cs_until_t *ru;     /* the receiveuntil iterator in progress */
     cs_until_t *hold;   /* the last iterator that read: it may hold bytes */
-    struct cs_pool_s *slot; /* the pool counting this connection */
-    struct cs_pool_s *member; /* the pool it was taken from */
+    size_t rusize;
+    size_t maxline;     /* 0: CS_TCP_DEFAULT_MAXLINE */
+    void *tpio;         /* the transport's state (TLS) */
+    struct cs_pool_s *slot; /* the pool counting this connection (backlog) */
     cs_dns_t *dns;      /* the name being resolved by connect, or NULL */
     cs_addr_t *local;   /* bind()'s address for the next connects, or NULL */
     cs_tls_conf_t *tls; /* client certificate, CA file; or NULL */
+    char *host;         /* the host given to connect, when the pool key is
+                         * not "host:port" (sslhandshake's server name) */
+} cs_tcp_more_t;
+
+typedef struct cs_tcp_s {
+    cs_sock_t s;
+    const cs_transport_t *tp; /* plain, or TLS once handshaken */
+    cs_tcp_more_t *x;   /* or NULL */
+    cs_buf_t in;        /* received, not yet returned */
+    size_t spos;        /* bytes of the send in progress already sent */
+    size_t rwant;       /* byte count, or receiveany's max */
+    struct cs_pool_s *member; /* the pool it was taken from */
     int timeouts[3];    /* connect, send, read: ms, 0 = the default */
     int reused;         /* getreusedtimes() */
     int pool_size;      /* from connect's options, 0 = unset */
     short rwait, swait; /* readiness the last recv / send asked for */
     unsigned char rmode;      /* CS_RX_* of the receive in progress */
     unsigned char pooled;     /* has a pool key (connected by connect) */
+    unsigned char keyhost;    /* the pool key is "host:port" */
     unsigned char wconnect;   /* s.writer is parked in connect, not send */
     unsigned char err_closed; /* an I/O error closed it: close() says 1 */
     unsigned char aborted;    /* close() while the name was resolving */
     unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
     unsigned char created;    /* connect was called, or accept made it */
 } cs_tcp_t;
+
+/* a field of u->x, or dflt while there is none */
+#define CS_TCP_X(u, field, dflt) ((u)->x != NULL ? (u)->x->field : (dflt))
+
+/* what receive has gathered (empty while there is no u->x) */
+#define CS_TCP_OUT(u) ((u)->x != NULL ? &(u)->x->out : &cs_tcp_no_out)
+
+static const cs_buf_t cs_tcp_no_out;
 
 typedef struct cs_server_s {
     cs_sock_t s;
@@ -130,6 +151,37 @@ cs_tcp_check(lua_State *L)
 }
 
 
+/* u->x, made if need be; NULL when memory is short */
+static cs_tcp_more_t *
+cs_tcp_more(cs_tcp_t *u)
+{
+    if (u->x == NULL && (u->x = calloc(1, sizeof(cs_tcp_more_t))) != NULL)
+        cs_buf_init(&u->x->out);
+    return u->x;
+}
+
+
+/* u->x, made if need be; raises when memory is short */
+static cs_tcp_more_t *
+cs_tcp_more_l(lua_State *L, cs_tcp_t *u)
+{
+    cs_tcp_more_t *x = cs_tcp_more(u);
+
+    if (x == NULL)
+        luaL_error(L, "not enough memory");
+    return x;
+}
+
+
+static size_t
+cs_tcp_maxline(const cs_tcp_t *u)
+{
+    size_t m = CS_TCP_X(u, maxline, 0);
+
+    return m > 0 ? m : CS_TCP_DEFAULT_MAXLINE;
+}
+
+
 /* a number as LuaJIT's lua_tointeger makes it an int: truncated (NaN 0),
  * here clamped to the int range */
 static int
@@ -158,7 +210,8 @@ cs_tcp_timeout(const cs_tcp_t *u, int which)
 static int
 cs_tcp_connecting(const cs_tcp_t *u)
 {
-    return u->dns != NULL || (u->s.writer != NULL && u->wconnect);
+    return CS_TCP_X(u, dns, NULL) != NULL
+           || (u->s.writer != NULL && u->wconnect);
 }
 
 
@@ -188,9 +241,10 @@ cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 static void
 cs_tcp_drop_hold(cs_tcp_t *u)
 {
-    if (u->hold != NULL)
-        cs_until_reset(u->hold);
-    u->hold = NULL;
+    if (u->x != NULL && u->x->hold != NULL) {
+        cs_until_reset(u->x->hold);
+        u->x->hold = NULL;
+    }
 }
 
 
@@ -208,18 +262,23 @@ cs_tcp_leave_pool(cs_tcp_t *u)
 static void
 cs_tcp_close_conn(cs_tcp_t *u)
 {
-    cs_pool_t *slot = u->slot;
+    cs_tcp_more_t *x = u->x;
 
-    u->slot = NULL;
-    if (slot != NULL)
+    if (x != NULL && x->slot != NULL) {
+        cs_pool_t *slot = x->slot;
+        x->slot = NULL;
         cs_pool_release(slot);
+    }
     cs_tcp_leave_pool(u);
-    u->tp->free(u->tpio, u->s.fd); /* a close_notify goes out first */
+    /* a close_notify goes out first */
+    u->tp->free(CS_TCP_X(u, tpio, NULL), u->s.fd);
     u->tp = &cs_transport_plain;
-    u->tpio = NULL;
+    if (x != NULL) {
+        x->tpio = NULL;
+        cs_buf_free(&x->out);
+    }
     cs_sock_close(&u->s);
     cs_buf_free(&u->in);
-    cs_buf_free(&u->out);
     cs_tcp_drop_hold(u);
     u->reused = 0;
 }
@@ -239,12 +298,11 @@ cs_tcp_close_on_error(cs_tcp_t *u)
 static cs_tcp_t *
 cs_tcp_new(lua_State *L, cs_sched_t *S)
 {
-    cs_tcp_t *u = lua_newuserdatauv(L, sizeof(cs_tcp_t), 2);
+    cs_tcp_t *u = lua_newuserdatauv(L, sizeof(cs_tcp_t), 1);
 
     memset(u, 0, sizeof(*u));
     u->s.S = S;
     u->s.fd = -1;
-    u->maxline = CS_TCP_DEFAULT_MAXLINE;
     u->tp = &cs_transport_plain;
     luaL_setmetatable(L, CS_TCP_MT);
     return u;
@@ -255,10 +313,12 @@ cs_tcp_new(lua_State *L, cs_sched_t *S)
 static void
 cs_tcp_rx_clear(cs_tcp_t *u)
 {
-    cs_buf_free(&u->out);
+    if (u->x != NULL) {
+        cs_buf_free(&u->x->out);
+        u->x->ru = NULL;
+    }
     if (cs_buf_len(&u->in) == 0)
         cs_buf_free(&u->in);
-    u->ru = NULL;
 }
 
 
@@ -267,15 +327,17 @@ cs_tcp_rx_clear(cs_tcp_t *u)
 static int
 cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
 {
+    const cs_buf_t *out = CS_TCP_OUT(u);
+
     lua_pushnil(L);
     lua_pushstring(L, err);
     /* after a timeout the iterator keeps its partial match (OpenResty) and
      * goes on with it; other errors end the stream: nothing is lost */
-    if (u->rmode == CS_RX_UNTIL && u->ru != NULL
+    if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL
         && strcmp(err, "timeout") != 0)
-        cs_until_flush(u->ru, &u->out);
-    lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
-                    cs_buf_len(&u->out));
+        cs_until_flush(u->x->ru, &u->x->out);
+    lua_pushlstring(L, cs_buf_len(out) ? cs_buf_ptr(out) : "",
+                    cs_buf_len(out));
     cs_tcp_rx_clear(u);
     if (close)
         cs_tcp_close_on_error(u);
@@ -304,20 +366,20 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
         return CS_AGAIN; /* drained, and no edge since: park */
     }
     if (u->rmode == CS_RX_COUNT && cs_buf_len(&u->in) == 0
-        && u->rwant - cs_buf_len(&u->out) >= CS_TCP_RECV_CHUNK) {
+        && u->rwant - cs_buf_len(CS_TCP_OUT(u)) >= CS_TCP_RECV_CHUNK) {
         /* a large count: straight into the result, allocated once at its
          * size (up to CS_TCP_RESERVE) rather than doubled step by step */
-        room = u->rwant - cs_buf_len(&u->out);
+        room = u->rwant - cs_buf_len(CS_TCP_OUT(u));
         if (room > CS_TCP_RESERVE)
             room = CS_TCP_RESERVE;
-        p = cs_buf_prepare(&u->out, room);
-        if (p == NULL) {
+        if (cs_tcp_more(u) == NULL
+            || (p = cs_buf_prepare(&u->x->out, room)) == NULL) {
             errno = ENOMEM;
             return CS_ERROR;
         }
-        n = u->tp->recv(u->tpio, u->s.fd, p, room, &u->rwait);
+        n = u->tp->recv(u->x->tpio, u->s.fd, p, room, &u->rwait);
         if (n > 0)
-            cs_buf_commit(&u->out, (size_t) n);
+            cs_buf_commit(&u->x->out, (size_t) n);
     } else if (cs_buf_len(&u->in) > 0) {
         /* small reads while little is buffered: no 16 KiB buffers
          * allocated and freed for every partial line (fragmentation) */
@@ -327,11 +389,13 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
             errno = ENOMEM;
             return CS_ERROR;
         }
-        n = u->tp->recv(u->tpio, u->s.fd, p, room, &u->rwait);
+        n = u->tp->recv(CS_TCP_X(u, tpio, NULL), u->s.fd, p, room,
+                        &u->rwait);
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
     } else {
-        n = u->tp->recv(u->tpio, u->s.fd, stack, room, &u->rwait);
+        n = u->tp->recv(CS_TCP_X(u, tpio, NULL), u->s.fd, stack, room,
+                        &u->rwait);
         if (n > 0) {
             view->data = stack;
             view->end = (size_t) n;
@@ -352,29 +416,32 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
 
 /* {====== receive ====== */
 
-/* one step of the pattern over what is buffered */
+/* one step of the pattern over what is buffered (CS_ERROR: no memory) */
 static int
 cs_tcp_rx_step(cs_tcp_t *u)
 {
+    cs_tcp_more_t *x = cs_tcp_more(u); /* the result goes to x->out */
     size_t n;
 
+    if (x == NULL)
+        return CS_ERROR;
     switch (u->rmode) {
     case CS_RX_LINE:
-        return cs_pat_line(&u->in, &u->out, u->maxline);
+        return cs_pat_line(&u->in, &x->out, cs_tcp_maxline(u));
     case CS_RX_COUNT:
-        return cs_pat_count(&u->in, &u->out, u->rwant);
+        return cs_pat_count(&u->in, &x->out, u->rwant);
     case CS_RX_UNTIL:
-        return cs_until_run(u->ru, &u->in, &u->out, u->rusize,
-                            u->rusize ? 0 : u->maxline);
+        return cs_until_run(x->ru, &u->in, &x->out, x->rusize,
+                            x->rusize ? 0 : cs_tcp_maxline(u));
     case CS_RX_ANY:
         n = cs_buf_len(&u->in);
         if (n == 0)
             return CS_AGAIN;
-        return cs_pat_count(&u->in, &u->out, n < u->rwant ? n : u->rwant);
+        return cs_pat_count(&u->in, &x->out, n < u->rwant ? n : u->rwant);
     default: /* CS_RX_ALL */
         n = cs_buf_len(&u->in);
         if (n > 0) {
-            if (cs_buf_append(&u->out, cs_buf_ptr(&u->in), n) != CS_OK)
+            if (cs_buf_append(&x->out, cs_buf_ptr(&u->in), n) != CS_OK)
                 return CS_ERROR;
             cs_buf_consume(&u->in, n);
         }
@@ -386,15 +453,17 @@ cs_tcp_rx_step(cs_tcp_t *u)
 static int
 cs_tcp_rx_done(lua_State *L, cs_tcp_t *u)
 {
-    lua_pushlstring(L, cs_buf_len(&u->out) ? cs_buf_ptr(&u->out) : "",
-                    cs_buf_len(&u->out));
+    const cs_buf_t *out = CS_TCP_OUT(u);
+
+    lua_pushlstring(L, cs_buf_len(out) ? cs_buf_ptr(out) : "",
+                    cs_buf_len(out));
     cs_tcp_rx_clear(u);
     return 1;
 }
 
 
 /*
- * The common case, without u->out: nothing of the result is gathered yet
+ * The common case, without u->x->out: nothing of the result is gathered yet
  * and all of it is at the front of b (u->in, or what was just read): it is
  * pushed from there and consumed. 1, or 0 for the general path (the
  * receiveuntil and "*a" modes, a line with a CR before its end or longer
@@ -406,7 +475,7 @@ cs_tcp_rx_direct(lua_State *L, cs_tcp_t *u, cs_buf_t *b)
     size_t n = cs_buf_len(b), k, len;
     const char *p = cs_buf_ptr(b), *lf, *cr;
 
-    if (n == 0 || cs_buf_len(&u->out) > 0)
+    if (n == 0 || cs_buf_len(CS_TCP_OUT(u)) > 0)
         return 0;
     switch (u->rmode) {
     case CS_RX_COUNT:
@@ -428,7 +497,7 @@ cs_tcp_rx_direct(lua_State *L, cs_tcp_t *u, cs_buf_t *b)
                 return 0;
             len--;
         }
-        if (len > u->maxline)
+        if (len > cs_tcp_maxline(u))
             return 0;
         break;
     default:
@@ -460,7 +529,7 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
     for (;;) {
         /* nothing buffered and nothing gathered: the patterns would only
          * say CS_AGAIN, except an iterator (it may hold bytes) */
-        if (cs_buf_len(&u->in) == 0 && cs_buf_len(&u->out) == 0
+        if (cs_buf_len(&u->in) == 0 && cs_buf_len(CS_TCP_OUT(u)) == 0
             && u->rmode != CS_RX_UNTIL)
             goto fill;
         if (cs_tcp_rx_direct(L, u, &u->in)) {
@@ -472,7 +541,7 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
         case CS_OK:
             return cs_tcp_rx_done(L, u);
         case CS_CLOSED: /* a sized receiveuntil reached the pattern */
-            u->ru = NULL;
+            u->x->ru = NULL;
             lua_pushnil(L);
             lua_pushnil(L);
             lua_pushnil(L);
@@ -525,15 +594,19 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 {
-    cs_until_t *reader = mode == CS_RX_UNTIL ? u->ru : NULL;
+    cs_tcp_more_t *x = u->x;
+    /* (an iterator made u->x) */
+    cs_until_t *reader = mode == CS_RX_UNTIL && x != NULL ? x->ru : NULL;
 
-    cs_buf_reset(&u->out);
     u->rmode = mode;
-    /* another reader: the bytes the last iterator held are its input */
-    if (u->hold != NULL && u->hold != reader
-        && cs_until_unread(u->hold, &u->in) != CS_OK)
-        return cs_tcp_rx_fail(L, u, "no memory", 1);
-    u->hold = reader;
+    if (x != NULL) {
+        cs_buf_reset(&x->out);
+        /* another reader: the bytes the last iterator held are its input */
+        if (x->hold != NULL && x->hold != reader
+            && cs_until_unread(x->hold, &u->in) != CS_OK)
+            return cs_tcp_rx_fail(L, u, "no memory", 1);
+        x->hold = reader;
+    }
     return cs_tcp_receive_k(L, LUA_OK, (lua_KContext) u);
 }
 
@@ -629,10 +702,10 @@ cs_until__gc(lua_State *L)
     /* the socket's memory outlives this: it is an upvalue of the same
      * iterator, freed after this finalizer at the earliest. What the
      * iterator held goes back to the socket (if it fails, it is lost). */
-    if (w->sock != NULL && w->sock->hold == &w->m) {
+    if (w->sock != NULL && CS_TCP_X(w->sock, hold, NULL) == &w->m) {
         if (w->sock->s.fd >= 0)
             (void) cs_until_unread(&w->m, &w->sock->in);
-        w->sock->hold = NULL;
+        w->sock->x->hold = NULL;
     }
     cs_until_free(&w->m);
     return 0;
@@ -653,8 +726,8 @@ cs_tcp_until_iter(lua_State *L)
     cs_sched_current(u->s.S, L, "receive");
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
-    u->ru = m;
-    u->rusize = size > 0 ? (size_t) size : 0;
+    cs_tcp_more_l(L, u)->ru = m;
+    u->x->rusize = size > 0 ? (size_t) size : 0;
     return cs_tcp_rx_start(L, u, CS_RX_UNTIL);
 }
 
@@ -809,8 +882,8 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
             return cs_sock_fail(L, "closed");
     }
     while (u->spos < len) {
-        n = u->tp->send(u->tpio, u->s.fd, p + u->spos, len - u->spos,
-                        &u->swait);
+        n = u->tp->send(CS_TCP_X(u, tpio, NULL), u->s.fd, p + u->spos,
+                        len - u->spos, &u->swait);
         if (n > 0) {
             u->spos += (size_t) n;
             continue;
@@ -1139,18 +1212,20 @@ cs_pool_get(lua_State *L, cs_sched_t *S, int key, int size)
 }
 
 
-/* u adopts the unlinked idle connection it of pool p */
+/* u adopts the unlinked idle connection it of pool p; u->x is there if it
+ * holds a slot or a transport state (cs_tcp_more_l, before the unlink) */
 static void
 cs_pool_adopt(cs_tcp_t *u, cs_pool_t *p, cs_pitem_t *it)
 {
     int fd = it->fd, reused = it->reused, watched = it->watched;
 
-    if (it->counted && u->slot == NULL)
-        u->slot = p; /* its slot comes along */
+    if (it->counted && u->x->slot == NULL)
+        u->x->slot = p; /* its slot comes along */
     else if (it->counted)
         cs_pool_release(p); /* u already holds one */
     u->tp = it->tp;
-    u->tpio = it->tpio;
+    if (it->tpio != NULL)
+        u->x->tpio = it->tpio;
     cs_pool_item_drop(it, 0);
     u->s.S->nsockets--; /* cs_sock_attach counts it again */
     cs_sock_attach(&u->s, u->s.S, fd);
@@ -1172,6 +1247,8 @@ cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
     if (p == NULL || cs_link_empty(&p->idle))
         return 0;
     it = cs_link_data(p->idle.next, cs_pitem_t, link);
+    if (it->counted || it->tpio != NULL)
+        (void) cs_tcp_more_l(L, u);
     cs_pool_item_unlink(it);
     cs_pool_adopt(u, p, it);
     return 1;
@@ -1203,7 +1280,7 @@ cs_tcp_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
     cs_tcp_t *u = th->data;
 
-    th->data = u->dns;
+    th->data = u->x->dns;
     cs_dns_cleanup(S, th);
     cs_tcp_close_conn(u);
 }
@@ -1222,7 +1299,8 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
     if (fd < 0)
         return cs_sock_fail(L, cs_net_strerror(errno));
     cs_sock_attach(&u->s, u->s.S, fd);
-    if (u->local != NULL && cs_net_bind_local(fd, u->local) != CS_OK)
+    if (CS_TCP_X(u, local, NULL) != NULL
+        && cs_net_bind_local(fd, u->x->local) != CS_OK)
         rc = CS_ERROR; /* e.g. "cannot assign requested address" */
     else
         rc = cs_net_connect(fd, a);
@@ -1365,12 +1443,24 @@ cs_tcp_connect(lua_State *L)
         lua_pushnil(L);
     }
     /* OpenResty's order: "busy" before anything changes */
-    if (u->dns != NULL || (u->s.writer != NULL && u->wconnect))
+    if (cs_tcp_connecting(u))
         return cs_sock_fail(L, "socket busy connecting");
     if (u->s.reader != NULL)
         return cs_sock_fail(L, "socket busy reading");
     if (u->s.writer != NULL)
         return cs_sock_fail(L, "socket busy writing");
+    /* the host, for sslhandshake: in the key "host:port", or kept apart */
+    if (u->x != NULL) {
+        free(u->x->host);
+        u->x->host = NULL;
+    }
+    u->keyhost = !is_unix && lua_isnil(L, -1);
+    if (!is_unix && !u->keyhost
+        && (cs_tcp_more(u) == NULL
+            || (u->x->host = malloc(hlen + 1)) == NULL))
+        return cs_sock_fail(L, "no memory");
+    if (u->x != NULL && u->x->host != NULL)
+        memcpy(u->x->host, host, hlen + 1);
     u->pool_size = pool_size;
     if (lua_isnil(L, -1)) { /* the default key: host:port or the path */
         lua_pop(L, 1);
@@ -1380,8 +1470,6 @@ cs_tcp_connect(lua_State *L)
             lua_pushfstring(L, "%s:%d", host, (int) port);
     }
     lua_setiuservalue(L, 1, 1);
-    lua_pushvalue(L, 2);
-    lua_setiuservalue(L, 1, 2);
     lua_settop(L, 3);
     if (is_unix) {
         lua_pushinteger(L, 0);
@@ -1411,6 +1499,8 @@ cs_tcp_connect(lua_State *L)
             if (p->nwaiting >= backlog)
                 return cs_sock_fail(L, "too many waiting connect "
                                        "operations");
+            (void) cs_tcp_more_l(L, u); /* for the slot, or a handed
+                                         * connection's TLS state */
             cs_sched_heap_reserve(u->s.S, L);
             th->tn.when = u->s.S->now_mono + cs_tcp_timeout(u, 0) / 1000.0;
             th->tn.fire = cs_pool_waiter_timeout;
@@ -1421,8 +1511,8 @@ cs_tcp_connect(lua_State *L)
                                  cs_pool_waiter_cleanup, p,
                                  (lua_KContext) p, cs_tcp_connect_wait_k);
         }
+        cs_tcp_more_l(L, u)->slot = p;
         p->total++;
-        u->slot = p;
     } else {
         lua_pop(L, 1);
     }
@@ -1450,7 +1540,7 @@ cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
     }
     if (th->wake != CS_WAKE_OK)
         return cs_sock_fail(L, "closed");
-    u->slot = (cs_pool_t *) ctx; /* reserved for us by cs_pool_grant */
+    u->x->slot = (cs_pool_t *) ctx; /* reserved for us by cs_pool_grant */
     return cs_tcp_connect_go(L, u, th);
 }
 
@@ -1475,9 +1565,13 @@ cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
                                                host, hlen == 0
                                                      ? ": no host" : ""));
     }
+    if (cs_tcp_more(u) == NULL) { /* for x->dns */
+        cs_tcp_close_conn(u);
+        return cs_sock_fail(L, "no memory");
+    }
     if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
         return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
-    cs_dns_set_owner(q, &u->dns); /* connecting while u->dns != NULL */
+    cs_dns_set_owner(q, &u->x->dns); /* connecting while x->dns != NULL */
     return cs_dns_park_with(L, q, th, cs_tcp_dns_cleanup, u, (lua_KContext) q,
                             cs_tcp_connect_dns_k);
 }
@@ -1505,7 +1599,7 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
             return cs_sock_fail(L, "closed");
     }
-    rc = cs_tls_handshake(u->tpio, &want, err, sizeof(err));
+    rc = cs_tls_handshake(u->x->tpio, &want, err, sizeof(err));
     if (rc == CS_AGAIN) /* bounded by the connect timeout (API.md) */
         return cs_sock_park_with(L, &u->s, th, want, cs_tcp_timeout(u, 0),
                                  "socket sslhandshake",
@@ -1520,7 +1614,7 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
         lua_pushboolean(L, 1);
         return 1;
     }
-    cs_tls_push_session(L, u->tpio);
+    cs_tls_push_session(L, u->x->tpio);
     return 1;
 }
 
@@ -1569,36 +1663,44 @@ cs_tcp_sslhandshake(lua_State *L)
 
     /* bytes that came in clear before it would be read as if they came
      * over TLS (STARTTLS injection, as CVE-2021-23222): refused */
-    if (u->hold != NULL && cs_until_unread(u->hold, &u->in) != CS_OK) {
+    if (cs_tcp_more(u) == NULL /* for its transport state */
+        || (u->x->hold != NULL
+            && cs_until_unread(u->x->hold, &u->in) != CS_OK)) {
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "no memory");
     }
-    u->hold = NULL;
+    u->x->hold = NULL;
     if (cs_buf_len(&u->in) > 0) {
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "handshake failed: data received in clear "
                                "before it");
     }
 
-    if (lua_isnil(L, 3)) { /* the name given to connect, unless a path */
+    if (lua_isnil(L, 3) && u->x->host != NULL) { /* connect's host */
+        lua_pushstring(L, u->x->host);
+        lua_replace(L, 3);
+    } else if (lua_isnil(L, 3) && u->keyhost) { /* the key's host */
         size_t len;
-        const char *host;
-        lua_getiuservalue(L, 1, 2);
-        host = lua_tolstring(L, -1, &len);
-        if (host != NULL && !cs_net_is_unix(host, len))
+        const char *key;
+        lua_getiuservalue(L, 1, 1);
+        key = lua_tolstring(L, -1, &len);
+        while (len > 0 && key[len - 1] != ':')
+            len--;
+        if (len > 0) {
+            lua_pushlstring(L, key, len - 1);
             lua_replace(L, 3);
-        else
-            lua_pop(L, 1);
+        }
+        lua_pop(L, 1);
     }
     o.name = lua_tostring(L, 3);
-    o.conf = u->tls;
+    o.conf = u->x->tls;
     if ((t = cs_tls_new(u->s.fd, &o, err, sizeof(err))) == NULL) {
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, lua_pushfstring(L, "handshake failed: %s",
                                                err));
     }
     u->tp = &cs_transport_tls;
-    u->tpio = t;
+    u->x->tpio = t;
     return cs_tcp_handshake_k(L, LUA_OK, (lua_KContext) u);
 }
 
@@ -1618,8 +1720,8 @@ cs_tcp_setclientcert(lua_State *L)
     if ((cert == NULL) != (key == NULL)) /* lua-resty-core's message */
         return cs_sock_fail(L, "client certificate must be supplied with "
                                "corresponding private key");
-    if (cs_tls_conf_set_cert(&u->tls, cert, clen, key, klen,
-                             err, sizeof(err)) != CS_OK)
+    if (cs_tls_conf_set_cert(&cs_tcp_more_l(L, u)->tls, cert, clen, key,
+                             klen, err, sizeof(err)) != CS_OK)
         return cs_sock_fail(L, err);
     lua_pushboolean(L, 1);
     return 1;
@@ -1637,7 +1739,7 @@ cs_tcp_getpeercert(lua_State *L)
         return cs_sock_fail(L, "closed");
     if (u->tp != &cs_transport_tls)
         return cs_sock_fail(L, "no TLS");
-    return cs_tls_push_peer_cert(L, u->tpio);
+    return cs_tls_push_peer_cert(L, u->x->tpio);
 }
 
 
@@ -1650,7 +1752,7 @@ cs_tcp_setcafile(lua_State *L)
     const char *path = luaL_checkstring(L, 2);
     char err[512];
 
-    if (cs_tls_conf_set_cafile(&u->tls, path, err,
+    if (cs_tls_conf_set_cafile(&cs_tcp_more_l(L, u)->tls, path, err,
                                sizeof(err)) != CS_OK)
         return cs_sock_fail(L, err);
     lua_pushboolean(L, 1);
@@ -1668,8 +1770,10 @@ cs_tcp_close(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
 
-    if (u->dns != NULL) { /* connect is resolving the name: give it up */
-        if (!cs_dns_cancel(u->dns)) /* unless its answer is in */
+    if (CS_TCP_X(u, dns, NULL) != NULL) {
+        /* connect is resolving the name: give it up, unless its answer
+         * is in */
+        if (!cs_dns_cancel(u->x->dns))
             u->aborted = 1;
         lua_pushinteger(L, 1);
         return 1;
@@ -1691,10 +1795,13 @@ cs_tcp__gc(lua_State *L)
     cs_tcp_t *u = lua_touserdata(L, 1);
 
     cs_tcp_close_conn(u);
-    free(u->local);
-    u->local = NULL;
-    cs_tls_conf_free(u->tls);
-    u->tls = NULL;
+    if (u->x != NULL) { /* after the close, which reads it */
+        free(u->x->local);
+        cs_tls_conf_free(u->x->tls);
+        free(u->x->host);
+        free(u->x);
+        u->x = NULL; /* an iterator's finalizer may still look */
+    }
     return 0;
 }
 
@@ -1749,9 +1856,10 @@ cs_tcp_bind(lua_State *L)
         || (cs_net_parse_addr(&a, s, len, 0) != CS_OK
             && cs_tcp_parse_ip_port(&a, s, len) != CS_OK))
         return cs_sock_fail(L, "bad address");
-    if (u->local == NULL && (u->local = malloc(sizeof(a))) == NULL)
+    if (cs_tcp_more_l(L, u)->local == NULL
+        && (u->x->local = malloc(sizeof(a))) == NULL)
         return luaL_error(L, "not enough memory");
-    *u->local = a;
+    *u->x->local = a;
     lua_pushboolean(L, 1);
     return 1;
 }
@@ -1780,13 +1888,15 @@ cs_tcp_setkeepalive(lua_State *L)
      * read eof or pending_eof, which epoll sets as soon as the FIN is in,
      * even behind unread data) */
     if (u->s.fd >= 0 && !cs_tcp_connecting(u)) {
-        state = u->eof ? CS_CLOSED : u->tp->idle(u->tpio, u->s.fd);
+        state = u->eof ? CS_CLOSED
+                       : u->tp->idle(CS_TCP_X(u, tpio, NULL), u->s.fd);
         if (state == CS_CLOSED)
             return cs_sock_fail(L, "closed");
     }
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
-    if (cs_buf_len(&u->in) > 0 || u->tp->pending(u->tpio) > 0)
+    if (cs_buf_len(&u->in) > 0
+        || u->tp->pending(CS_TCP_X(u, tpio, NULL)) > 0)
         return cs_sock_fail(L, "unread data in buffer"); /* it stays */
     if (state != CS_OK) {
         /* data nobody asked for, or an error: as OpenResty's keepalive
@@ -1822,14 +1932,18 @@ cs_tcp_setkeepalive(lua_State *L)
 
     it->pool = p;
     it->reused = u->reused + 1;
-    it->counted = u->slot == p; /* an idle connection keeps its slot */
-    if (u->slot != NULL && u->slot != p)
-        cs_pool_release(u->slot);
-    u->slot = NULL;
     it->tp = u->tp;
-    it->tpio = u->tpio;
+    it->tpio = NULL;
+    if (u->x != NULL) {
+        /* an idle connection keeps its slot */
+        it->counted = u->x->slot == p;
+        if (u->x->slot != NULL && u->x->slot != p)
+            cs_pool_release(u->x->slot);
+        u->x->slot = NULL;
+        it->tpio = u->x->tpio;
+        u->x->tpio = NULL;
+    }
     u->tp = &cs_transport_plain;
-    u->tpio = NULL;
     it->tn.idx = -1;
     it->w.ready = cs_pool_item_watch_cb;
     it->watched = cs_poll_watch(&u->s, &it->w); /* keeps the registration */
@@ -1862,7 +1976,8 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_pool_hand(p); /* a connect waiting in the backlog takes it */
 
     cs_buf_free(&u->in);
-    cs_buf_free(&u->out);
+    if (u->x != NULL)
+        cs_buf_free(&u->x->out);
     cs_tcp_drop_hold(u);
     cs_tcp_leave_pool(u); /* after its pool was chosen: it kept it alive */
     u->reused = 0;
@@ -1955,7 +2070,7 @@ cs_tcp_setoption(lua_State *L)
     if (strcmp(name, "maxline") == 0) { /* corosched's own */
         m = luaL_checkinteger(L, 3);
         luaL_argcheck(L, m > 0, 3, "maxline must be positive");
-        u->maxline = (size_t) m;
+        cs_tcp_more_l(L, u)->maxline = (size_t) m;
         lua_pushboolean(L, 1);
         return 1;
     }
@@ -1992,7 +2107,7 @@ cs_tcp_getoption(lua_State *L)
     if ((name = cs_tcp_option_name(L, u)) == NULL)
         return 2;
     if (strcmp(name, "maxline") == 0) {
-        lua_pushinteger(L, (lua_Integer) u->maxline);
+        lua_pushinteger(L, (lua_Integer) cs_tcp_maxline(u));
         return 1;
     }
     rc = cs_net_getoption(u->s.fd, name, &v);
