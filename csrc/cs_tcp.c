@@ -1449,18 +1449,19 @@ cs_tcp_connect(lua_State *L)
         return cs_sock_fail(L, "socket busy reading");
     if (u->s.writer != NULL)
         return cs_sock_fail(L, "socket busy writing");
-    /* the host, for sslhandshake: in the key "host:port", or kept apart */
+    /* sslhandshake's default name: the host part of the default key
+     * "host:port", or a copy kept apart when the key is the caller's */
     if (u->x != NULL) {
         free(u->x->host);
         u->x->host = NULL;
     }
     u->keyhost = !is_unix && lua_isnil(L, -1);
-    if (!is_unix && !u->keyhost
-        && (cs_tcp_more(u) == NULL
-            || (u->x->host = malloc(hlen + 1)) == NULL))
-        return cs_sock_fail(L, "no memory");
-    if (u->x != NULL && u->x->host != NULL)
+    if (!is_unix && !u->keyhost) {
+        if (cs_tcp_more(u) == NULL
+            || (u->x->host = malloc(hlen + 1)) == NULL)
+            return cs_sock_fail(L, "no memory");
         memcpy(u->x->host, host, hlen + 1);
+    }
     u->pool_size = pool_size;
     if (lua_isnil(L, -1)) { /* the default key: host:port or the path */
         lua_pop(L, 1);
