@@ -16,6 +16,7 @@
 #include "cs_sched.h"
 #include "cs_thread.h"
 #include "cs_timer.h"
+#include "cs_alloc.h"
 
 static const char cs_thread_stash_key = 'T';
 
@@ -51,22 +52,24 @@ cs_thread_anchor(cs_sched_t *S, lua_State *L)
 }
 
 
-/* [-0, +0, m] frees a slot */
+/* [-0, +0, -] frees a slot. It never fails (it runs in the middle of
+ * tearing a thread down): when the free list cannot grow, the slot number
+ * is not reused. */
 static void
 cs_thread_unanchor(cs_sched_t *S, lua_State *L, int slot)
 {
-    if (S->nfree == S->freecap) {
-        int cap = S->freecap ? S->freecap * 2 : 256;
-        int *p = realloc(S->free_slots, (size_t) cap * sizeof(int));
-        if (p == NULL)
-            luaL_error(L, "not enough memory");
-        S->free_slots = p;
-        S->freecap = cap;
-    }
     lua_rawgeti(L, LUA_REGISTRYINDEX, S->slots_ref);
     lua_pushnil(L);
     lua_rawseti(L, -2, slot);
     lua_pop(L, 1);
+    if (S->nfree == S->freecap) {
+        int cap = S->freecap ? S->freecap * 2 : 256;
+        int *p = realloc(S->free_slots, (size_t) cap * sizeof(int));
+        if (p == NULL)
+            return;
+        S->free_slots = p;
+        S->freecap = cap;
+    }
     S->free_slots[S->nfree++] = slot;
 }
 
