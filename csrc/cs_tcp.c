@@ -24,6 +24,7 @@
 #include "cs_buffer.h"
 #include "cs_socket.h"
 #include "cs_tls.h"
+#include "cs_alloc.h"
 
 #define CS_TCP_DEFAULT_TIMEOUT 60000   /* ms: OpenResty's lua_socket_*  */
 #define CS_TCP_DEFAULT_MAXLINE (1024 * 1024)
@@ -585,7 +586,11 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             }
             return cs_tcp_rx_fail(L, u, "closed", 1);
         }
-        return cs_tcp_rx_fail(L, u, cs_net_strerror(errno), 1);
+        /* ENOMEM: a buffer of ours could not grow */
+        return cs_tcp_rx_fail(L, u,
+                              errno == ENOMEM ? "no memory"
+                                              : cs_net_strerror(errno),
+                              1);
     }
 }
 
