@@ -80,12 +80,14 @@ demo: deps
 
 # ASan+UBSan in its own build dir. The interpreter is not instrumented, so
 # preload the runtimes; -z nodelete keeps symbols after Lua dlclose()s us.
+# A testing build (-DCS_TESTING): with no CS_* variable set it behaves as
+# a normal one, and the fault and allocation-failure specs run too.
 ASAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
              -fno-sanitize-recover=all
 ASAN_RT = $(shell $(CC) -print-file-name=libasan.so) \
           $(shell $(CC) -print-file-name=libubsan.so)
 check-asan: deps
-	$(MAKE) BUILD=build-asan OPT="$(ASAN_FLAGS)" \
+	$(MAKE) BUILD=build-asan OPT="$(ASAN_FLAGS)" DEFS=-DCS_TESTING \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined -Wl,-z,nodelete" all
 	LD_PRELOAD="$(ASAN_RT)" \
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cs_buffer.h"
+#include "cs_alloc.h"
 
 /* first allocation of a buffer */
 #define CS_BUF_MIN 256

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cs_map.h"
+#include "cs_alloc.h"
 
 
 static size_t

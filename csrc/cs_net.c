@@ -2,7 +2,8 @@
  * Lua-free POSIX socket plumbing; see cs_net.h for the contract and the
  * errno -> string table. Every socket system call of corosched is made
  * here, which is what lets a -DCS_TESTING build shorten I/O and inject
- * failures without LD_PRELOAD.
+ * failures without LD_PRELOAD. The testing build's allocation-failure hook
+ * (cs_alloc.h) lives here too, with the other test hooks.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "cs_net.h"
+#include "cs_alloc.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* the BSDs and macOS: SO_NOSIGPIPE per socket */
@@ -133,6 +135,53 @@ cs_net_set_short_io(int on)
 {
     cs_net_short_on = on != 0;
     memset(cs_net_short_turn, 0, sizeof(cs_net_short_turn));
+}
+
+
+/* allocation failures (cs_alloc.h) */
+static unsigned long cs_alloc_n;  /* allocations seen */
+static long cs_alloc_skip;         /* to let through before failing */
+static int cs_alloc_left;          /* failures still to make */
+
+
+int
+cs_alloc_hook(void)
+{
+    if (cs_alloc_n++ == 0) { /* the first one: CS_ALLOC_FAIL=k arms it */
+        const char *k = getenv("CS_ALLOC_FAIL");
+        if (k != NULL && *k != '\0')
+            cs_alloc_fail(strtol(k, NULL, 10), 1);
+    }
+    if (cs_alloc_left <= 0)
+        return 0;
+    if (cs_alloc_skip > 0) {
+        cs_alloc_skip--;
+        return 0;
+    }
+    cs_alloc_left--;
+    return 1;
+}
+
+
+void
+cs_alloc_fail(long after, int count)
+{
+    cs_alloc_skip = after > 0 ? after : 0;
+    cs_alloc_left = count > 0 ? count : 0;
+}
+
+
+unsigned long
+cs_alloc_count(void)
+{
+    return cs_alloc_n;
+}
+
+
+int
+cs_alloc_pending(void)
+{
+    return cs_alloc_left;
 }
 
 

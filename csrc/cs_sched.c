@@ -20,6 +20,7 @@
 #include "cs_sched.h"
 #include "cs_socket.h"
 #include "cs_thread.h"
+#include "cs_alloc.h"
 
 #define CS_BATCH 64 /* resumes between two non-blocking polls */
 #define CS_FASTSPAWN 1024 /* spawns run at once between two polls */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 #define CS_EPOLL 1
 #endif
+#include "cs_alloc.h"
 
 #define CS_NETSTATE_MT "corosched.netstate"
 
@@ -983,6 +984,35 @@ cs_testing_inject(lua_State *L)
 }
 
 
+/* core._testing.alloc_fail(after, count): corosched's next `after` C
+ * allocations succeed and the `count` (default 1) after them fail
+ * (cs_alloc.h); alloc_fail() clears. Returns the allocations made so far
+ * and the failures that were armed and not reached yet. */
+static int
+cs_testing_alloc_fail(lua_State *L)
+{
+    if (!lua_isnoneornil(L, 1))
+        cs_alloc_fail((long) luaL_checkinteger(L, 1),
+                      (int) luaL_optinteger(L, 2, 1));
+    else
+        cs_alloc_fail(0, 0);
+    lua_pushinteger(L, (lua_Integer) cs_alloc_count());
+    lua_pushinteger(L, cs_alloc_pending());
+    return 2;
+}
+
+
+/* core._testing.alloc_count() -> allocations made so far, failures armed
+ * and not reached yet */
+static int
+cs_testing_alloc_count(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer) cs_alloc_count());
+    lua_pushinteger(L, cs_alloc_pending());
+    return 2;
+}
+
+
 /* core._testing.gc_stress(on): a GC step after every resume */
 static int
 cs_testing_gc_stress(lua_State *L)
@@ -1019,6 +1049,8 @@ static const luaL_Reg cs_testing_funcs[] = {
     {"no_epoll", cs_testing_no_epoll},
     {"heapseq", cs_testing_heapseq},
     {"inject", cs_testing_inject},
+    {"alloc_fail", cs_testing_alloc_fail},
+    {"alloc_count", cs_testing_alloc_count},
     {"gc_stress", cs_testing_gc_stress},
     {NULL, NULL}
 };

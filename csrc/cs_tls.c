@@ -25,6 +25,7 @@
 #include <lauxlib.h>
 
 #include "cs_tls.h"
+#include "cs_alloc.h"
 
 #define CS_TLS_DEPTH 32 /* intermediates allowed (API.md: at least 9) */
 #define CS_TLS_CAFILES 16 /* CA stores kept, one per file */

@@ -22,6 +22,7 @@
 #include <lauxlib.h>
 
 #include "cs_socket.h"
+#include "cs_alloc.h"
 
 #define CS_UDP_DEFAULT_TIMEOUT 60000 /* ms: lua_socket_read_timeout */
 #define CS_UDP_DEFAULT_SIZE 8192     /* receive() without a size */

@@ -199,18 +199,26 @@ function helper.rss_kb()
   return tonumber(s:match("VmRSS:%s*(%d+)"))
 end
 
--- runs a Lua chunk in a fresh lua5.4 with corosched on the path; returns
--- stdout, stderr and the exit status (true on success)
-function helper.subprocess(code)
+-- runs a Lua chunk in a fresh lua5.4 with corosched on the path, and the
+-- variables of the table env (name -> string) added to its environment;
+-- returns stdout, stderr and the exit status (true on success)
+function helper.subprocess(code, env)
   local lua = os.getenv("CS_LUA") or "lua5.4"
+  local vars = {}
+  for name, value in pairs(env or {}) do
+    assert(name:match("^[%w_]+$"), name)
+    local quoted = tostring(value):gsub("'", [['\'']])
+    vars[#vars + 1] = ("%s='%s' "):format(name, quoted)
+  end
   local tmp = os.tmpname()
   local f = assert(io.open(tmp, "w"))
   f:write(code)
   f:close()
   local errf = os.tmpname()
-  local cmd = ("LUA_PATH='lua/?.lua;lua/?/init.lua;;' "
+  local cmd = ("%sLUA_PATH='lua/?.lua;lua/?/init.lua;;' "
                .. "LUA_CPATH='%s/?.so;;' %s %s 2>%s")
-    :format(os.getenv("CS_BUILD") or helper.build_dir(), lua, tmp, errf)
+    :format(table.concat(vars), os.getenv("CS_BUILD") or helper.build_dir(),
+            lua, tmp, errf)
   local p = assert(io.popen(cmd, "r"))
   local out = p:read("a")
   local ok = p:close()
