@@ -163,6 +163,27 @@ alloc-fail: deps
 	$(MAKE) all
 	BUILD=$(BUILD) bash fuzz/alloc_fail.sh
 
+# line coverage of csrc/ (gcov): the suite in a testing build, then the
+# socket specs again in the short-I/O mode and without the epoll set;
+# per file, the executable lines and those never run; build-cov/*.gcov
+# has each line with its count ("#####": never run)
+coverage: deps
+	rm -rf build-cov
+	$(MAKE) BUILD=build-cov OPT="-O0 -g --coverage" DEFS=-DCS_TESTING \
+	    EXTRA_LDFLAGS=--coverage all
+	-$(MAKE) --no-print-directory BUILD=build-cov run-busted
+	-CS_SHORT_IO=1 $(MAKE) --no-print-directory BUILD=build-cov \
+	    BUSTED_ARGS="$(SOCKET_SPECS)" run-busted
+	-CS_NO_EPOLL=1 $(MAKE) --no-print-directory BUILD=build-cov \
+	    BUSTED_ARGS="$(SOCKET_SPECS)" run-busted
+	@for f in $(SRCS) $(RE_SRCS); do \
+	    gcov -t -o build-cov $$f 2>/dev/null \
+	        > build-cov/$$(basename $$f).gcov; \
+	    printf '%-20s %6s lines, %4s never run\n' $$(basename $$f) \
+	        $$(grep -cE '^ +[0-9#]+\*?:' build-cov/$$(basename $$f).gcov) \
+	        $$(grep -c '#####:' build-cov/$$(basename $$f).gcov); \
+	done
+
 # C unit tests of the Lua-free layers (buffer/patterns, net), ASan+UBSan
 CTEST_FLAGS = $(CSTD) -O1 -g $(CWARNS) $(WERROR) -Icsrc \
               -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -209,8 +230,9 @@ bench: deps
 	bash bench/echo.sh
 
 clean:
-	rm -rf build build-asan build-testing
+	rm -rf build build-asan build-testing build-cov
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
         check-shortio check-c fuzz check-gcstress tidy soak alloc-fail \
+        coverage \
         cppcheck format lint bench clean
