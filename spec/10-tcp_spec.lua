@@ -941,7 +941,8 @@ describe("tcp:bind", function()
       for _, bad in ipairs({ "localhost", "example.com", "unix:/tmp/x",
                              "1.2.3", "", "127.0.0.1:", "127.0.0.1:0",
                              "127.0.0.1:65536", "127.0.0.1:8x",
-                             "[::1]:", "[::1]x", "[1.2.3.4]:80" }) do
+                             "[::1]:", "[::1]x", "[1.2.3.4]:80",
+                             "1::2::3:80" }) do -- (not an IPv6 address)
         assert.same({ nil, "bad address" }, { c:bind(bad) }, bad)
       end
       -- a failed bind leaves the earlier one alone, and connect works

@@ -504,6 +504,24 @@ describe("tcp busy sockets", function()
     end)
   end)
 
+  it("two threads accepting on one listener: \"socket busy accepting\"",
+     function()
+    net.run(function()
+      local srv, port = net.listen()
+      local acceptor = spawn(function() return srv:accept() end)
+      assert.equal("accept", net.parked_on(acceptor))
+      assert.same({ nil, "socket busy accepting" }, { srv:accept() })
+      -- the parked one still gets the connection
+      local c = cs.socket.tcp()
+      assert.equal(1, c:connect("127.0.0.1", port))
+      local ok, s = wait(acceptor)
+      assert.is_true(ok)
+      assert(s:send("x"))
+      assert.equal("x", c:receive(1))
+      c:close(); s:close(); srv:close()
+    end)
+  end)
+
   it("two threads sending on one socket: \"socket busy writing\"",
      function()
     net.run(function()

@@ -160,6 +160,34 @@ describe("tcp connect backlog", function()
     end)
   end)
 
+  it("a connect woken for a freed slot and killed before it ran gives "
+     .. "the slot back", function()
+    helper.run(function()
+      local srv, port, acceptor = listener()
+      local opts = { pool = "bl7", pool_size = 1, backlog = 1 }
+      local a = cs.socket.tcp()
+      assert.equal(1, a:connect("127.0.0.1", port, opts))
+      local t = spawn(function()
+        return cs.socket.tcp():connect("127.0.0.1", port, opts)
+      end)
+      cs.sleep(0.01)
+      assert.equal(1, a:close()) -- the slot is reserved for t, not run yet
+      assert.equal(1, cs.thread.kill(t))
+      -- the slot is free: a new connection at once (had the reservation
+      -- stayed, this one would wait in the backlog and time out)
+      local c = cs.socket.tcp()
+      c:settimeout(1000)
+      assert.equal(1, c:connect("127.0.0.1", port, opts))
+      -- and only one: the next one waits
+      local d = cs.socket.tcp()
+      d:settimeout(50)
+      assert.same({ nil, "timeout" }, { d:connect("127.0.0.1", port, opts) })
+      c:close()
+      srv:close()
+      wait(acceptor)
+    end)
+  end)
+
   it("killing a queued connect leaves the queue consistent", function()
     helper.run(function()
       local srv, port, acceptor = listener()

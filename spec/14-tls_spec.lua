@@ -320,6 +320,31 @@ describe_tls("TLS", function()
       os.remove(path)
     end)
 
+    it("setcafile: more CA files than the cache keeps (16), the first "
+       .. "one again", function()
+      local srv = server()
+      local paths = {}
+      for i = 1, 18 do
+        paths[i] = os.tmpname()
+        local f = assert(io.open(paths[i], "w"))
+        f:write(tls.read(C.ca_crt))
+        f:close()
+      end
+      net.run(function()
+        for i = 1, 18 do -- 17 and 18 push 1 and 2 out
+          local sock = connect(srv, nil, paths[i])
+          assert.is_true(sock:sslhandshake(false))
+          sock:close()
+        end
+        for _, i in ipairs({ 1, 18, 2 }) do -- read again; from the cache
+          local sock = connect(srv, nil, paths[i])
+          assert.is_true(sock:sslhandshake(false))
+          sock:close()
+        end
+      end)
+      for _, path in ipairs(paths) do os.remove(path) end
+    end)
+
     it("asks for an OCSP staple when told to (none is fine)", function()
       local srv = server()
       net.run(function()
@@ -542,6 +567,22 @@ describe_tls("TLS", function()
           assert.same({ nil, "closed", "all" }, { sock:receive() })
           assert.equal(1, sock:close()) -- closed by the error, as plain
         end
+      end)
+    end)
+
+    it("a forged record after good data: the data, then nil, \"protocol "
+       .. "error\" with what came, and the socket is closed", function()
+      local srv = server({ mode = "corrupt", payload = "good\nrest" })
+      net.run(function()
+        local fds = helper.fds()
+        local sock = connect(srv)
+        assert(sock:sslhandshake(false))
+        assert.equal("good", sock:receive())
+        assert.same({ nil, "protocol error", "rest" }, { sock:receive() })
+        assert.same({ nil, "closed" }, { sock:send("x") })
+        assert.same({ nil, "closed" }, { sock:receive() })
+        sock:close()
+        assert.equal(fds, helper.fds())
       end)
     end)
   end)

@@ -37,6 +37,9 @@
 --                version=<TLSv1.2|TLSv1.3>\n", then echoes
 --   send_notify  sends payload, then close_notify, then closes
 --   send_close   sends payload, then closes TCP without close_notify
+--   corrupt      sends payload, then a forged record written on the TCP
+--                socket (its authentication fails), then waits for the
+--                client to close
 --   hang         accepts and neither reads nor writes (30 s at most)
 --   plain        no TLS: reads 0.2 s, answers payload (default an HTTP
 --                400 response) in clear text, closes
@@ -53,7 +56,7 @@ local tls = {}
 
 local MODES = {
   echo = true, whoami = true, send_notify = true, send_close = true,
-  starttls = true,
+  corrupt = true, starttls = true,
   hang = true, plain = true, http = true,
 }
 local VERSIONS = { ["1.2"] = true, ["1.3"] = true }

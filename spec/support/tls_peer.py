@@ -169,6 +169,16 @@ def mode_send_close(cid, ssock, args):
     drain_and_close(cid, ssock, 5.0)
 
 
+def mode_corrupt(cid, ssock, args):
+    send_payload(cid, ssock, args)
+    # an application-data record written straight on the TCP socket, not
+    # through TLS: its authentication fails on the client
+    os.write(ssock.fileno(), b"\x17\x03\x03\x00\x20" + b"\x00" * 32)
+    log(cid, "sent a forged record")
+    forget_sni(ssock)
+    drain_and_close(cid, ssock, 5.0)
+
+
 def _read_head(cid, ssock, buf):
     """Reads until CRLFCRLF; returns (head, rest) or (None, buf) at EOF."""
     while b"\r\n\r\n" not in buf:
@@ -264,6 +274,7 @@ TLS_MODES = {
     "whoami": mode_whoami,
     "send_notify": mode_send_notify,
     "send_close": mode_send_close,
+    "corrupt": mode_corrupt,
     "http": mode_http,
 }
 RAW_MODES = {
@@ -372,7 +383,8 @@ def main():
     if args.payload_file:
         with open(args.payload_file, "rb") as f:
             args.payload = f.read()
-    if args.mode in ("send_notify", "send_close") and args.payload is None:
+    if args.mode in ("send_notify", "send_close", "corrupt") \
+            and args.payload is None:
         args.payload = b""
 
     ctx = None
