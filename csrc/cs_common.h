@@ -168,17 +168,19 @@ struct cs_thread_s {
                            * (HUGE_VAL: none); else 0 */
     cs_cleanup_pt cleanup; /* undoes the pending operation (kill) */
     void *data;           /* for cleanup and the continuation */
-    const char *parked_on; /* for cs.dump() */
     int ref;              /* anchors the coroutine while live */
-    int nargs;            /* values to pass at the next resume */
-    int wake;             /* what woke it: CS_WAKE_* or API-specific */
+    int nargs;            /* values to pass at the next resume; a zombie:
+                           * the values thread.wait returns (it is never
+                           * resumed again) */
     unsigned waited_gen;  /* parent's wait_gen when it started waiting */
+    unsigned char wake;   /* what woke it: CS_WAKE_* or API-specific */
     unsigned char state;  /* CS_TH_* */
     unsigned char waited; /* the parent is waiting for it */
     unsigned char failed; /* ended with an error (zombie holds it) */
     unsigned char io;     /* parked on I/O or DNS: counted in npending */
     unsigned char stash;  /* a coroutine traceback is stashed for it */
-    int nret;             /* values thread.wait returns from a zombie */
+    unsigned char on;     /* what it is parked on, for cs.dump(): an
+                           * index into S->ons (0: nothing named) */
 };
 
 enum { CS_WAKE_OK = 0, CS_WAKE_TIMEOUT, CS_WAKE_CLOSED };

@@ -223,8 +223,8 @@ void
 cs_sched_unpark(cs_sched_t *S, cs_thread_t *th, int wake)
 {
     th->cleanup = NULL;
-    th->parked_on = NULL;
-    th->wake = wake;
+    th->on = 0;
+    th->wake = (unsigned char) wake;
     th->iodl = 0;
     if (th->tn.idx >= 0 && !th->tn.lazy)
         cs_sched_heap_del(S, &th->tn);
@@ -243,13 +243,46 @@ cs_sched_wake(cs_sched_t *S, cs_thread_t *th, int wake)
 }
 
 
+/* the slot where the name on is looked for first */
+#define cs_sched_on_hash(on) \
+    ((unsigned) ((uintptr_t) (on) ^ ((uintptr_t) (on) >> 6)))
+
+/* on's slot in S->ons, an open-addressing table keyed by the string's
+ * address (the names are string constants, a dozen or so); added if new.
+ * 0 when on is NULL or the table is full (cs.dump() then names nothing).
+ * Apart from cs_sched_park, so that its first try stays small and inline. */
+static unsigned char __attribute__((noinline))
+cs_sched_on_slow(cs_sched_t *S, const char *on)
+{
+    unsigned h = cs_sched_on_hash(on), i, k;
+
+    if (on == NULL)
+        return 0;
+    for (i = 0; i < CS_SCHED_ONS; i++) {
+        k = (h + i) & (CS_SCHED_ONS - 1);
+        if (k == 0) /* slot 0 means "nothing" */
+            continue;
+        if (S->ons[k] == on)
+            return (unsigned char) k;
+        if (S->ons[k] == NULL) {
+            S->ons[k] = on;
+            return (unsigned char) k;
+        }
+    }
+    return 0;
+}
+
+
 int
 cs_sched_park(cs_sched_t *S, lua_State *L, cs_thread_t *th, const char *on,
               cs_cleanup_pt cleanup, void *data, lua_KContext ctx,
               lua_KFunction k)
 {
+    unsigned slot = cs_sched_on_hash(on) & (CS_SCHED_ONS - 1);
+
     th->state = CS_TH_PARKED;
-    th->parked_on = on;
+    th->on = on != NULL && S->ons[slot] == on ? (unsigned char) slot
+                                              : cs_sched_on_slow(S, on);
     th->cleanup = cleanup;
     th->data = data;
     th->wake = CS_WAKE_OK;

@@ -24,6 +24,9 @@
 #include "cs_common.h"
 #include "cs_map.h"
 
+#define CS_SCHED_ONS 64 /* slots for the names threads park on (a power
+                         * of 2; cs.dump) */
+
 struct cs_sched_s {
     lua_State *L;          /* the state that called cs.run */
     struct event_base *base;
@@ -64,6 +67,8 @@ struct cs_sched_s {
                             * batch (see cs_sched_run_child) */
     int nested;            /* inside cs_sched_run_child */
     cs_thread_t *spare;    /* freed thread records, for reuse */
+    const char *ons[CS_SCHED_ONS]; /* what threads park on, by address
+                            * (their `on` indexes it; [0] unused) */
     int nspare;
     struct evdns_base *dns; /* the resolver, created on first use */
     struct cs_poll_s *poll; /* the sockets' epoll set (cs_socket.c) */

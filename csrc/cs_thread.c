@@ -454,13 +454,13 @@ cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status, int nres)
         lua_xmove(L, co, 1);
         lua_insert(co, 1);
         th->failed = 1;
-        th->nret = 2;
+        th->nargs = 2; /* the values thread.wait will return */
     } else {
         if (!lua_checkstack(co, 1))
             luaL_error(L, "not enough memory");
         lua_pushboolean(co, 1);
         lua_insert(co, 1);
-        th->nret = nres + 1;
+        th->nargs = nres + 1;
     }
 
     cs_thread_discard_zombies(S, L, &th->co);
@@ -483,7 +483,7 @@ cs_thread_finish(cs_sched_t *S, cs_thread_t *th, int status, int nres)
     if (th->waited && th->waited_gen == p->wait_gen && pt != NULL
         && pt->state == CS_TH_PARKED && pt->active == p) {
         /* the parent waits for it: resume the parent at once */
-        n = th->nret;
+        n = th->nargs;
         if (!lua_checkstack(p->L, n))
             luaL_error(L, "not enough memory");
         lua_xmove(co, p->L, n);
@@ -587,8 +587,8 @@ cs_thread_dump(cs_sched_t *S, lua_State *L)
         lua_pushfstring(L, "%s %p: %s", kinds[th->co.kind], (void *) th->co.L,
                         states[th->state]);
         luaL_addvalue(&b);
-        if (th->state == CS_TH_PARKED && th->parked_on != NULL) {
-            lua_pushfstring(L, " on %s", th->parked_on);
+        if (th->state == CS_TH_PARKED && th->on != 0) {
+            lua_pushfstring(L, " on %s", S->ons[th->on]);
             luaL_addvalue(&b);
         }
         if (th->active != &th->co) {
@@ -748,7 +748,7 @@ cs_thread_wait(lua_State *L)
             return luaL_error(L, "only the parent coroutine can wait on "
                                  "the thread");
         if (t->state == CS_TH_ZOMBIE) {
-            int nret = t->nret;
+            int nret = t->nargs; /* a zombie's results */
             if (!lua_checkstack(L, nret))
                 return luaL_error(L, "too many results to wait");
             lua_xmove(t->co.L, L, nret);
