@@ -586,7 +586,8 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             }
             return cs_tcp_rx_fail(L, u, "closed", 1);
         }
-        /* ENOMEM: a buffer of ours could not grow */
+        /* ENOMEM: a buffer of ours could not grow (or the kernel had no
+         * memory for the read) */
         return cs_tcp_rx_fail(L, u,
                               errno == ENOMEM ? "no memory"
                                               : cs_net_strerror(errno),

@@ -126,6 +126,13 @@ local function server_side(log, srv, fn)
   return th
 end
 
+-- a TCP socket of a side (closed when the side ends), with the timeout
+local function tcp(own)
+  local c = own(cs.socket.tcp())
+  c:settimeout(TIMEOUT)
+  return c
+end
+
 -- a listener, made before the failure is armed
 local function listener()
   local srv = assert(cs.socket.listen("127.0.0.1", 0))
@@ -200,6 +207,16 @@ local function sweep(scenario)
   return n, reached
 end
 
+-- sweep() of run(log, srv, port) with a listener made for each run
+local function sweep_tcp(run)
+  return sweep({
+    setup = listener,
+    run = function(log, srv)
+      return run(log, srv, select(2, srv:getsockname()))
+    end,
+  })
+end
+
 -- the server side most scenarios use: accepts connections until finish()
 -- closes srv, and answers each line with the reply made by reply(line)
 -- (nil: close)
@@ -256,152 +273,128 @@ describe("C allocation failures", function()
      function()
     -- (one byte per system call in the short-I/O mode: less there)
     local big = net.short_io and 4096 or 256 * 1024
-    sweep({
-      setup = listener,
-      run = function(log, srv)
-        local port = select(2, srv:getsockname())
-        local server = server_side(log, srv, function(own)
-          local c = own(try(log, srv:accept()))
-          c:settimeout(TIMEOUT)
-          local line = try(log, c:receive("*l"))
-          -- the reply in three pieces: the client's "*l" gathers them
-          for _, piece in ipairs({ "ab", "cd", "ef\n" }) do
-            try(log, c:send(piece))
-            cs.sleep(0.002)
-          end
-          try(log, c:receive(big))
-          try(log, c:send(line .. "\n"))
-        end)
-        local client = spawn_side(log, function(own)
-          local c = own(cs.socket.tcp())
-          c:settimeout(TIMEOUT)
-          try(log, c:connect("127.0.0.1", port))
-          try(log, c:send({ "he", "llo", { "\n" } }))
-          assert.equal("abcdef", try(log, c:receive("*l")))
-          -- more than the kernel takes at once: the send waits, and the
-          -- peer's receive(big) reads into a result made at its size
-          try(log, c:send(("x"):rep(big)))
-          local got = {}
-          repeat
-            got[#got + 1] = try(log, c:receiveany(3))
-          until table.concat(got):find("\n")
-          assert.equal("hello\n", table.concat(got))
-        end)
-        finish(srv, server, client)
-      end,
-    })
+    sweep_tcp(function(log, srv, port)
+      local server = server_side(log, srv, function(own)
+        local c = own(try(log, srv:accept()))
+        c:settimeout(TIMEOUT)
+        local line = try(log, c:receive("*l"))
+        -- the reply in three pieces: the client's "*l" gathers them
+        for _, piece in ipairs({ "ab", "cd", "ef\n" }) do
+          try(log, c:send(piece))
+          cs.sleep(0.002)
+        end
+        try(log, c:receive(big))
+        try(log, c:send(line .. "\n"))
+      end)
+      local client = spawn_side(log, function(own)
+        local c = tcp(own)
+        try(log, c:connect("127.0.0.1", port))
+        try(log, c:send({ "he", "llo", { "\n" } }))
+        assert.equal("abcdef", try(log, c:receive("*l")))
+        -- more than the kernel takes at once: the send waits, and the
+        -- peer's receive(big) reads into a result made at its size
+        try(log, c:send(("x"):rep(big)))
+        local got = {}
+        repeat
+          got[#got + 1] = try(log, c:receiveany(3))
+        until table.concat(got):find("\n")
+        assert.equal("hello\n", table.concat(got))
+      end)
+      finish(srv, server, client)
+    end)
   end)
 
   it("receiveuntil with and without a size, inclusive", function()
-    sweep({
-      setup = listener,
-      run = function(log, srv)
-        local port = select(2, srv:getsockname())
-        local server = server_side(log, srv, function(own)
-          local c = own(try(log, srv:accept()))
-          c:settimeout(TIMEOUT)
-          try(log, c:send("one--two--"))
-          cs.sleep(0.002)
-          try(log, c:send("three-"))
-          cs.sleep(0.002)
-          try(log, c:send("-four-X"))
-        end)
-        local client = spawn_side(log, function(own)
-          local c = own(cs.socket.tcp())
-          c:settimeout(TIMEOUT)
-          try(log, c:connect("127.0.0.1", port))
-          local it = c:receiveuntil("--")
-          assert.equal("one", try(log, it()))
-          local inc = c:receiveuntil("--", { inclusive = true })
-          assert.equal("two--", try(log, inc()))
-          -- with a size: pieces, then nil at the boundary
-          local parts = {}
-          while true do
-            local p, err = it(2)
-            if p == nil then
-              if err == nil then break end -- the boundary
-              try(log, p, err)
-            end
-            parts[#parts + 1] = p
+    sweep_tcp(function(log, srv, port)
+      local server = server_side(log, srv, function(own)
+        local c = own(try(log, srv:accept()))
+        c:settimeout(TIMEOUT)
+        try(log, c:send("one--two--"))
+        cs.sleep(0.002)
+        try(log, c:send("three-"))
+        cs.sleep(0.002)
+        try(log, c:send("-four-X"))
+      end)
+      local client = spawn_side(log, function(own)
+        local c = tcp(own)
+        try(log, c:connect("127.0.0.1", port))
+        local it = c:receiveuntil("--")
+        assert.equal("one", try(log, it()))
+        local inc = c:receiveuntil("--", { inclusive = true })
+        assert.equal("two--", try(log, inc()))
+        -- with a size: pieces, then nil at the boundary
+        local parts = {}
+        while true do
+          local p, err = it(2)
+          if p == nil then
+            if err == nil then break end -- the boundary
+            try(log, p, err)
           end
-          assert.equal("three", table.concat(parts))
-          assert.equal("four-X", try(log, c:receive(6)))
-        end)
-        finish(srv, server, client)
-      end,
-    })
+          parts[#parts + 1] = p
+        end
+        assert.equal("three", table.concat(parts))
+        assert.equal("four-X", try(log, c:receive(6)))
+      end)
+      finish(srv, server, client)
+    end)
   end)
 
   it("connect by name, bind, maxline, a custom pool, keepalive and reuse",
      function()
-    sweep({
-      setup = listener,
-      run = function(log, srv)
-        local port = select(2, srv:getsockname())
-        local server = server_side(log, srv, function()
-          line_server(log, srv, function(line) return line .. "!\n" end)
-        end)
-        local client = spawn_side(log, function(own)
-          local c = own(cs.socket.tcp())
-          c:settimeout(TIMEOUT)
-          try(log, c:bind("127.0.0.1"))
-          try(log, c:connect("localhost", port))
-          c:setoption("maxline", 64)
-          try(log, c:send("a\n"))
-          assert.equal("a!", try(log, c:receive("*l")))
-          try(log, c:setkeepalive())
-          -- a custom pool name keeps the host apart from the key
-          local d = own(cs.socket.tcp())
-          d:settimeout(TIMEOUT)
-          try(log, d:connect("127.0.0.1", port, { pool = "p" .. port }))
-          try(log, d:send("b\n"))
-          assert.equal("b!", try(log, d:receive("*l")))
-          try(log, d:setkeepalive())
-          -- both come back from their pools
-          local e = own(cs.socket.tcp())
-          e:settimeout(TIMEOUT)
-          try(log, e:connect("localhost", port))
-          assert.equal(1, e:getreusedtimes())
-          try(log, e:send("c\n"))
-          assert.equal("c!", try(log, e:receive("*l")))
-          local f = own(cs.socket.tcp())
-          f:settimeout(TIMEOUT)
-          try(log, f:connect("127.0.0.1", port, { pool = "p" .. port }))
-          assert.equal(1, f:getreusedtimes())
-        end)
-        finish(srv, server, client)
-      end,
-    })
+    sweep_tcp(function(log, srv, port)
+      local server = server_side(log, srv, function()
+        line_server(log, srv, function(line) return line .. "!\n" end)
+      end)
+      local client = spawn_side(log, function(own)
+        local c = tcp(own)
+        try(log, c:bind("127.0.0.1"))
+        try(log, c:connect("localhost", port))
+        c:setoption("maxline", 64)
+        try(log, c:send("a\n"))
+        assert.equal("a!", try(log, c:receive("*l")))
+        try(log, c:setkeepalive())
+        -- a custom pool name keeps the host apart from the key
+        local d = tcp(own)
+        try(log, d:connect("127.0.0.1", port, { pool = "p" .. port }))
+        try(log, d:send("b\n"))
+        assert.equal("b!", try(log, d:receive("*l")))
+        try(log, d:setkeepalive())
+        -- both come back from their pools
+        local e = tcp(own)
+        try(log, e:connect("localhost", port))
+        assert.equal(1, e:getreusedtimes())
+        try(log, e:send("c\n"))
+        assert.equal("c!", try(log, e:receive("*l")))
+        local f = tcp(own)
+        try(log, f:connect("127.0.0.1", port, { pool = "p" .. port }))
+        assert.equal(1, f:getreusedtimes())
+      end)
+      finish(srv, server, client)
+    end)
   end)
 
   it("a connect waiting in a pool's backlog", function()
-    sweep({
-      setup = listener,
-      run = function(log, srv)
-        local port = select(2, srv:getsockname())
-        local opts = { pool = "b" .. port, pool_size = 1, backlog = 2 }
-        local server = server_side(log, srv, function()
-          line_server(log, srv, function(line) return line .. "\n" end)
-        end)
-        local first = spawn_side(log, function(own)
-          local c = own(cs.socket.tcp())
-          c:settimeout(TIMEOUT)
-          try(log, c:connect("127.0.0.1", port, opts))
-          cs.sleep(0.005) -- the second one waits meanwhile
-          try(log, c:send("1\n"))
-          assert.equal("1", try(log, c:receive("*l")))
-          try(log, c:setkeepalive())
-        end)
-        local second = spawn_side(log, function(own)
-          local c = own(cs.socket.tcp())
-          c:settimeout(TIMEOUT)
-          try(log, c:connect("127.0.0.1", port, opts))
-          try(log, c:send("2\n"))
-          assert.equal("2", try(log, c:receive("*l")))
-        end)
-        finish(srv, server, first, second)
-      end,
-    })
+    sweep_tcp(function(log, srv, port)
+      local opts = { pool = "b" .. port, pool_size = 1, backlog = 2 }
+      local server = server_side(log, srv, function()
+        line_server(log, srv, function(line) return line .. "\n" end)
+      end)
+      local first = spawn_side(log, function(own)
+        local c = tcp(own)
+        try(log, c:connect("127.0.0.1", port, opts))
+        cs.sleep(0.005) -- the second one waits meanwhile
+        try(log, c:send("1\n"))
+        assert.equal("1", try(log, c:receive("*l")))
+        try(log, c:setkeepalive())
+      end)
+      local second = spawn_side(log, function(own)
+        local c = tcp(own)
+        try(log, c:connect("127.0.0.1", port, opts))
+        try(log, c:send("2\n"))
+        assert.equal("2", try(log, c:receive("*l")))
+      end)
+      finish(srv, server, first, second)
+    end)
   end)
 
   it("TLS: handshake, a resumed session, a pooled TLS connection",
