@@ -984,24 +984,6 @@ cs_testing_inject(lua_State *L)
 }
 
 
-/* core._testing.alloc_fail(after, count): corosched's next `after` C
- * allocations succeed and the `count` (default 1) after them fail
- * (cs_alloc.h); alloc_fail() clears. Returns the allocations made so far
- * and the failures that were armed and not reached yet. */
-static int
-cs_testing_alloc_fail(lua_State *L)
-{
-    if (!lua_isnoneornil(L, 1))
-        cs_alloc_fail((long) luaL_checkinteger(L, 1),
-                      (int) luaL_optinteger(L, 2, 1));
-    else
-        cs_alloc_fail(0, 0);
-    lua_pushinteger(L, (lua_Integer) cs_alloc_count());
-    lua_pushinteger(L, cs_alloc_pending());
-    return 2;
-}
-
-
 /* core._testing.alloc_count() -> allocations made so far, failures armed
  * and not reached yet */
 static int
@@ -1010,6 +992,21 @@ cs_testing_alloc_count(lua_State *L)
     lua_pushinteger(L, (lua_Integer) cs_alloc_count());
     lua_pushinteger(L, cs_alloc_pending());
     return 2;
+}
+
+
+/* core._testing.alloc_fail(after, count): corosched's next `after` C
+ * allocations succeed and the `count` (default 1) after them fail
+ * (cs_alloc.h); alloc_fail() clears. Returns what alloc_count does. */
+static int
+cs_testing_alloc_fail(lua_State *L)
+{
+    if (!lua_isnoneornil(L, 1))
+        cs_alloc_fail((long) luaL_checkinteger(L, 1),
+                      (int) luaL_optinteger(L, 2, 1));
+    else
+        cs_alloc_fail(0, 0);
+    return cs_testing_alloc_count(L);
 }
 
 

@@ -3,6 +3,7 @@
 -- exist for the pool key; further connects wait (up to backlog of them)
 -- until one closes, or fail.
 local helper = require "spec.helper"
+local net = require "spec.support.net"
 local cs = helper.cs
 local spawn, wait = cs.thread.spawn, cs.thread.wait
 
@@ -19,6 +20,20 @@ local function listener()
     for _, c in ipairs(conns) do c:close() end
   end)
   return srv, port, acceptor
+end
+
+-- a pool of one connection (a, connected) with a backlog of one, and a
+-- thread t whose connect waits in that backlog
+local function one_waiting(pool)
+  local srv, port, acceptor = listener()
+  local opts = { pool = pool, pool_size = 1, backlog = 1 }
+  local a = cs.socket.tcp()
+  assert.equal(1, a:connect("127.0.0.1", port, opts))
+  local t = spawn(function()
+    return cs.socket.tcp():connect("127.0.0.1", port, opts)
+  end)
+  assert.equal("connect backlog", net.parked_on(t))
+  return srv, port, acceptor, opts, a, t
 end
 
 describe("tcp connect backlog", function()
@@ -137,14 +152,7 @@ describe("tcp connect backlog", function()
   it("a handed connection whose connect is killed is closed, its slot "
      .. "freed", function()
     helper.run(function()
-      local srv, port, acceptor = listener()
-      local opts = { pool = "bl6", pool_size = 1, backlog = 1 }
-      local a = cs.socket.tcp()
-      assert.equal(1, a:connect("127.0.0.1", port, opts))
-      local t = spawn(function()
-        return cs.socket.tcp():connect("127.0.0.1", port, opts)
-      end)
-      cs.sleep(0.01)
+      local srv, port, acceptor, opts, a, t = one_waiting("bl6")
       local sockets = cs.stats().sockets
       assert.equal(1, a:setkeepalive(10000, 1)) -- handed to t, not run yet
       assert.equal(1, cs.thread.kill(t))
@@ -163,14 +171,7 @@ describe("tcp connect backlog", function()
   it("a connect woken for a freed slot and killed before it ran gives "
      .. "the slot back", function()
     helper.run(function()
-      local srv, port, acceptor = listener()
-      local opts = { pool = "bl7", pool_size = 1, backlog = 1 }
-      local a = cs.socket.tcp()
-      assert.equal(1, a:connect("127.0.0.1", port, opts))
-      local t = spawn(function()
-        return cs.socket.tcp():connect("127.0.0.1", port, opts)
-      end)
-      cs.sleep(0.01)
+      local srv, port, acceptor, opts, a, t = one_waiting("bl7")
       assert.equal(1, a:close()) -- the slot is reserved for t, not run yet
       assert.equal(1, cs.thread.kill(t))
       -- the slot is free: a new connection at once (had the reservation
@@ -190,13 +191,7 @@ describe("tcp connect backlog", function()
 
   it("killing a queued connect leaves the queue consistent", function()
     helper.run(function()
-      local srv, port, acceptor = listener()
-      local opts = { pool = "bl4", pool_size = 1, backlog = 1 }
-      local a = cs.socket.tcp()
-      assert.equal(1, a:connect("127.0.0.1", port, opts))
-      local t = spawn(function()
-        return cs.socket.tcp():connect("127.0.0.1", port, opts)
-      end)
+      local srv, port, acceptor, opts, a, t = one_waiting("bl4")
       assert.equal(1, cs.thread.kill(t))
       -- its place in the backlog is free again
       local c = cs.socket.tcp()

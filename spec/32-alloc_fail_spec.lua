@@ -84,15 +84,15 @@ local function try(log, v, err, ...)
   return v, err, ...
 end
 
--- runs fn(...) as one side of a scenario; a raised error ends it too.
+-- runs fn(own) as one side of a scenario; a raised error ends it too.
 -- Sockets it registered with own() are closed when it ends.
-local function side(log, fn, ...)
+local function side(log, fn)
   local owned = {}
   local function own(s)
     owned[#owned + 1] = s
     return s
   end
-  local ok, err = pcall(fn, own, ...)
+  local ok, err = pcall(fn, own)
   if not ok and err ~= ABORT then
     note(log, err)
   end
@@ -106,8 +106,8 @@ end
 
 -- spawns fn as a side in its own thread; nil when the spawn itself fails
 -- (noted)
-local function spawn_side(log, fn, ...)
-  local ok, th = pcall(cs.thread.spawn, side, log, fn, ...)
+local function spawn_side(log, fn)
+  local ok, th = pcall(cs.thread.spawn, side, log, fn)
   if not ok then
     note(log, th)
     return nil
@@ -137,8 +137,7 @@ end
 local function listener()
   local srv = assert(cs.socket.listen("127.0.0.1", 0))
   srv:settimeout(TIMEOUT)
-  local _, port = assert(srv:getsockname())
-  return srv, port
+  return srv
 end
 
 -- runs scenario(log, k) once in helper.run with the k-th next allocation
@@ -204,7 +203,6 @@ local function sweep(scenario)
   assert.same({}, log.bad)
   assert.equal(0, log.memory + log.knock_on)
   assert.is_true(reached > 0)
-  return n, reached
 end
 
 -- sweep() of run(log, srv, port) with a listener made for each run
@@ -212,14 +210,13 @@ local function sweep_tcp(run)
   return sweep({
     setup = listener,
     run = function(log, srv)
-      return run(log, srv, select(2, srv:getsockname()))
+      return run(log, srv, select(2, assert(srv:getsockname())))
     end,
   })
 end
 
 -- the server side most scenarios use: accepts connections until finish()
--- closes srv, and answers each line with the reply made by reply(line)
--- (nil: close)
+-- closes srv, and answers each line with reply(line)
 local accepted = {} -- this run's server connections: finish() closes them
 
 local function line_server(log, srv, reply)
@@ -239,9 +236,7 @@ local function line_server(log, srv, reply)
           if err ~= "closed" then note(log, err) end
           return
         end
-        local r = reply(line)
-        if r == nil then return end
-        try(log, c:send(r))
+        try(log, c:send(reply(line)))
       end
     end)
   end
