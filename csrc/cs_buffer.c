@@ -313,6 +313,13 @@ cs_until_flush(cs_until_t *u, cs_buf_t *out)
 }
 
 
+void
+cs_until_drop_match(cs_until_t *u)
+{
+    u->q = 0;
+}
+
+
 int
 cs_until_unread(cs_until_t *u, cs_buf_t *in)
 {

@@ -72,10 +72,13 @@
  *
  * - On a timeout OpenResty keeps the partial match in cp->state and leaves
  *   those bytes out of `partial`; when another reader of the socket starts,
- *   they go back to the front of its buffer (read_prepare). Here the
+ *   they go back to the front of its buffer (read_prepare). When the stream
+ *   ends (closed, reset) they are dropped: "ab-" then EOF, pattern "--",
+ *   gives nil, "closed", "ab" (recorded from OpenResty, spec/59). Here the
  *   caller chooses: the held bytes stay in the cs_until_t (the same
  *   iterator goes on), cs_until_unread puts them back into `in`,
- *   cs_until_flush appends them to `partial`, cs_until_reset forgets them.
+ *   cs_until_flush appends them to `partial` (after cs_until_drop_match,
+ *   the pending data only), cs_until_reset forgets them.
  *
  * Differences on purpose (corosched): without a size, maxline > 0 bounds the
  * data (CS_LIMIT, "line too long"); the pattern appended by `inclusive`
@@ -181,11 +184,17 @@ void cs_until_free(cs_until_t *u);
 void cs_until_reset(cs_until_t *u);
 
 /*
- * Appends the held bytes (possible start of the pattern, and pending data)
- * to out and forgets them: used to build `partial` on a timeout, a close or
- * CS_LIMIT. CS_OK, or CS_ERROR (ENOMEM; nothing forgotten).
+ * Appends the held bytes (pending data, and the partial match unless
+ * cs_until_drop_match forgot it) to out and forgets them: used to build
+ * `partial` when the stream ends. CS_OK, or CS_ERROR (ENOMEM; nothing
+ * forgotten).
  */
 int cs_until_flush(cs_until_t *u, cs_buf_t *out);
+
+/* forgets the bytes of the partial match in progress (pending data stays):
+ * OpenResty's read_until leaves them out of `partial` when the stream ends
+ * (closed, reset) */
+void cs_until_drop_match(cs_until_t *u);
 
 /*
  * One step of the iterator; see the comment at the top of this file.

@@ -12,6 +12,7 @@
  * server name (else u->x->host is).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -73,7 +74,8 @@ typedef struct cs_tcp_s {
     unsigned char pooled;     /* has a pool key (connected by connect) */
     unsigned char keyhost;    /* the pool key is "host:port" */
     unsigned char wconnect;   /* s.writer is parked in connect, not send */
-    unsigned char err_closed; /* an I/O error closed it: close() says 1 */
+    unsigned char rclosed;    /* a read error ended the read half */
+    unsigned char wclosed;    /* a send error ended the write half */
     unsigned char aborted;    /* close() while the name was resolving */
     unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
     unsigned char created;    /* connect was called, or accept made it */
@@ -226,7 +228,9 @@ cs_tcp_connecting(const cs_tcp_t *u)
 static int
 cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 {
-    if (u->s.fd < 0) /* resolving the name counts as closed, as there */
+    if (u->s.fd < 0 /* resolving the name counts as closed, as there */
+        || ((what & EV_READ) && u->rclosed)
+        || ((what & EV_WRITE) && u->wclosed))
         return cs_sock_fail(L, "closed");
     if (cs_tcp_connecting(u))
         return cs_sock_fail(L, "socket busy connecting");
@@ -282,16 +286,33 @@ cs_tcp_close_conn(cs_tcp_t *u)
     cs_buf_free(&u->in);
     cs_tcp_drop_hold(u);
     u->reused = 0;
+    u->rclosed = 0;
+    u->wclosed = 0;
 }
 
 
-/* an I/O error closes the connection; close() then still says 1, as
- * OpenResty's does after an error that closed one half of it */
+/*
+ * An I/O error ends one half of the connection, as OpenResty's
+ * finalize_read_part / finalize_write_part do: a read error other than a
+ * timeout the read half (receives say "closed", what was buffered goes),
+ * a send error or timeout the write half; the other half goes on (a send
+ * after the peer's FIN, a receive after a send failed). setkeepalive
+ * refuses a half-closed connection, close() closes it and says 1. Once
+ * both halves are gone the connection is closed, and close() says
+ * "closed".
+ */
 static void
-cs_tcp_close_on_error(cs_tcp_t *u)
+cs_tcp_half_close(cs_tcp_t *u, short what)
 {
-    cs_tcp_close_conn(u);
-    u->err_closed = 1;
+    if (what == EV_READ) {
+        u->rclosed = 1;
+        cs_buf_free(&u->in);
+        cs_tcp_drop_hold(u);
+    } else {
+        u->wclosed = 1;
+    }
+    if (u->rclosed && u->wclosed)
+        cs_tcp_close_conn(u);
 }
 
 
@@ -333,15 +354,18 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
     lua_pushnil(L);
     lua_pushstring(L, err);
     /* after a timeout the iterator keeps its partial match (OpenResty) and
-     * goes on with it; other errors end the stream: nothing is lost */
+     * goes on with it; other errors end the stream: its pending data goes
+     * to partial, the bytes of a partial match are dropped (OpenResty) */
     if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL
-        && strcmp(err, "timeout") != 0)
+        && strcmp(err, "timeout") != 0) {
+        cs_until_drop_match(u->x->ru);
         cs_until_flush(u->x->ru, &u->x->out);
+    }
     lua_pushlstring(L, cs_buf_len(out) ? cs_buf_ptr(out) : "",
                     cs_buf_len(out));
     cs_tcp_rx_clear(u);
     if (close)
-        cs_tcp_close_on_error(u);
+        cs_tcp_half_close(u, EV_READ);
     return 3;
 }
 
@@ -617,6 +641,23 @@ cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 }
 
 
+/* the number (or numeric string) at idx as OpenResty's lua_tointeger on
+ * LuaJIT takes it: a float truncated toward zero; NaN, infinity and
+ * whatever is below -1 are -1, whatever does not fit is LUA_MAXINTEGER */
+static lua_Integer
+cs_tcp_int_arg(lua_State *L, int idx)
+{
+    lua_Number d;
+
+    if (lua_isinteger(L, idx))
+        return lua_tointeger(L, idx);
+    d = lua_tonumber(L, idx);
+    if (!(d > -1) || d == (lua_Number) HUGE_VAL)
+        return -1;
+    return d < (lua_Number) LUA_MAXINTEGER ? (lua_Integer) d : LUA_MAXINTEGER;
+}
+
+
 /* sock:receive([pattern]) */
 static int
 cs_tcp_receive(lua_State *L)
@@ -632,8 +673,8 @@ cs_tcp_receive(lua_State *L)
     case LUA_TNONE:
     case LUA_TNIL:
         break;
-    case LUA_TNUMBER:
-        want = luaL_checkinteger(L, 2);
+    case LUA_TNUMBER: /* a float is truncated, as in OpenResty */
+        want = cs_tcp_int_arg(L, 2);
         mode = CS_RX_COUNT;
         break;
     case LUA_TSTRING:
@@ -642,11 +683,14 @@ cs_tcp_receive(lua_State *L)
             mode = CS_RX_LINE;
         } else if (strcmp(p, "*a") == 0 || strcmp(p, "a") == 0) {
             mode = CS_RX_ALL;
-        } else if (lua_stringtonumber(L, p) != 0 && lua_isinteger(L, -1)) {
-            want = lua_tointeger(L, -1);
+        } else if (p[0] != '*' && lua_stringtonumber(L, p) != 0) {
+            want = cs_tcp_int_arg(L, -1);
             mode = CS_RX_COUNT;
-        } else {
+        } else if (p[0] == '*') {
             return luaL_argerror(L, 2, "bad pattern argument");
+        } else {
+            return luaL_argerror(L, 2, lua_pushfstring(L, "bad pattern "
+                                                          "argument: %s", p));
         }
         break;
     default:
@@ -748,6 +792,9 @@ cs_tcp_receiveuntil(lua_State *L)
     cs_tcp_until_t *w;
     cs_tcp_t *u = cs_tcp_check(L);
 
+    if (lua_gettop(L) != 2 && lua_gettop(L) != 3)
+        return luaL_error(L, "expecting 2 or 3 arguments (including the "
+                             "object), but got %d", lua_gettop(L));
     pat = luaL_checklstring(L, 2, &len);
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
@@ -881,7 +928,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
 
     if (status == LUA_YIELD) {
         if (th->wake == CS_SOCK_TIMEOUT) {
-            cs_tcp_close_on_error(u);
+            cs_tcp_half_close(u, EV_WRITE);
             return cs_sock_fail(L, "timeout");
         }
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
@@ -899,7 +946,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
                                 cs_tcp_timeout(u, 1), "socket write", ctx,
                                 cs_tcp_send_k);
         n = errno;
-        cs_tcp_close_on_error(u);
+        cs_tcp_half_close(u, EV_WRITE);
         return cs_sock_fail(L, cs_net_strerror((int) n));
     }
     lua_pushinteger(L, (lua_Integer) len);
@@ -916,11 +963,19 @@ cs_tcp_send(lua_State *L)
     size_t len;
     int nret;
 
+    if (lua_gettop(L) != 2)
+        return luaL_error(L, "expecting 2 arguments (including the object), "
+                             "but got %d", lua_gettop(L));
     switch (lua_type(L, 2)) { /* wrong data raises, whatever the state */
     case LUA_TSTRING:
         break;
     case LUA_TNUMBER:
         (void) cs_sock_tolstring(L, 2, 0, NULL);
+        break;
+    case LUA_TNIL: /* OpenResty sends the words */
+    case LUA_TBOOLEAN:
+        (void) luaL_tolstring(L, 2, NULL);
+        lua_replace(L, 2);
         break;
     case LUA_TTABLE: /* flattened now: the caller may change it at once */
         lua_settop(L, 2);
@@ -930,9 +985,8 @@ cs_tcp_send(lua_State *L)
         lua_replace(L, 2);
         break;
     default:
-        return luaL_argerror(L, 2, lua_pushfstring(L, "bad data type %s "
-                                                      "found",
-                                                   luaL_typename(L, 2)));
+        return luaL_typeerror(L, 2, "string, number, boolean, nil, or array "
+                                    "table");
     }
     lua_settop(L, 2);
     cs_sched_current(u->s.S, L, "send"); /* raises outside a thread */
@@ -1392,24 +1446,30 @@ cs_tcp_connect(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
     size_t hlen;
-    const char *host = luaL_checklstring(L, 2, &hlen);
-    int n = lua_gettop(L), is_unix = cs_net_is_unix(host, hlen), opts = 0;
-    int isint = 0, pool_size = 0, backlog = -1;
+    const char *host;
+    int n = lua_gettop(L), is_unix, opts = 0;
+    int pool_size = 0, backlog = -1;
     lua_Integer port = 0;
     cs_thread_t *th;
 
+    if (n < 2 || n > 4)
+        return luaL_error(L, "ngx.socket connect: expecting 2, 3, or 4 "
+                             "arguments (including the object), but seen %d",
+                          n);
+    host = luaL_checklstring(L, 2, &hlen);
+    is_unix = cs_net_is_unix(host, hlen);
     if (n >= 3 && lua_type(L, n) == LUA_TTABLE) {
         opts = n;
         n--;
     }
+    if (n == 4) /* a fourth argument that is no table is ignored */
+        n = 3;
     if (!is_unix) {
-        /* no port: OpenResty's returned error; a port that is not an
-         * integer (or a string of one) raises */
-        if (n < 3 || lua_isnil(L, 3))
+        /* OpenResty's: a port that is no number (nor a string of one) is
+         * missing, a float is truncated */
+        if (n != 3 || !lua_isnumber(L, 3))
             return cs_sock_fail(L, "missing the port number");
-        port = lua_tointegerx(L, 3, &isint);
-        if (!isint)
-            return luaL_argerror(L, 3, "bad port number");
+        port = cs_tcp_int_arg(L, 3);
         if (port < 0 || port > 65535)
             return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %d",
                                                    (int) port));
@@ -1489,7 +1549,6 @@ cs_tcp_connect(lua_State *L)
     cs_tcp_close_conn(u);
     u->pooled = 1;
     u->created = 1;
-    u->err_closed = 0;
     u->eof = 0;
     u->aborted = 0;
 
@@ -1785,11 +1844,8 @@ cs_tcp_close(lua_State *L)
         lua_pushinteger(L, 1);
         return 1;
     }
-    if (u->s.fd < 0) {
-        if (!u->err_closed)
-            return cs_sock_fail(L, "closed");
-        u->err_closed = 0;
-    }
+    if (u->s.fd < 0)
+        return cs_sock_fail(L, "closed");
     cs_tcp_close_conn(u); /* wakes a thread parked on it with "closed" */
     lua_pushinteger(L, 1);
     return 1;
@@ -1888,8 +1944,12 @@ cs_tcp_setkeepalive(lua_State *L)
                              "object), but got %d", n);
     timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
     size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
-    luaL_argcheck(L, timeout >= 0 && timeout <= 0x7fffffff, 2,
-                  "bad timeout value");
+    /* OpenResty casts the timeout to an unsigned count of ms: a negative
+     * one expires at once, a huge one never */
+    if (timeout < 0)
+        timeout = 1;
+    else if (timeout > 0x7fffffff)
+        timeout = 0;
     /* the peer has closed (or reset): "closed" before anything else, and
      * the socket stays as it is (OpenResty, lua-nginx-module 0.10.21+:
      * read eof or pending_eof, which epoll sets as soon as the FIN is in,
@@ -2006,10 +2066,12 @@ cs_tcp_getreusedtimes(lua_State *L)
 }
 
 
+/* a timeout argument as OpenResty's lua_tonumber takes it: what is not a
+ * number (nil, "x") is 0, the default */
 static int
 cs_tcp_parse_timeout(lua_State *L, int idx)
 {
-    lua_Number t = luaL_optnumber(L, idx, 0);
+    lua_Number t = lua_tonumber(L, idx);
 
     if (!(t >= 0 && t < 2147483648.0))
         return luaL_error(L, "bad timeout value");

@@ -283,8 +283,9 @@ cs_udp_setpeername(lua_State *L)
     cs_addr_t a;
 
     if (n != 2 && n != 3)
-        return luaL_error(L, "expecting 2 or 3 arguments (including the "
-                             "object), but seen %d", n);
+        return luaL_error(L, "ngx.socket.udp setpeername: expecting 2 or 3 "
+                             "arguments (including the object), but seen %d",
+                          n);
     host = luaL_checklstring(L, 2, &hlen);
     is_unix = cs_net_is_unix(host, hlen);
     if (!is_unix) {

@@ -723,6 +723,24 @@ test_until_flush_reset(void)
     CHECK(tb_is(&out, "abc"));
     cs_buf_reset(&out);
 
+    /* drop_match forgets the partial match, not the pending data: of
+     * "abcabc" against "abcabd" with size 1, the first chunk is "a", then
+     * "bc" is pending and "ab" the partial match (the last 'c' unread) */
+    cs_until_free(&u);
+    CHECK(cs_until_init(&u, "abcabd", 6, 0) == CS_OK);
+    tb_feed(&in, "abcabc");
+    CHECK(cs_until_run(&u, &in, &out, 1, 0) == CS_OK);
+    CHECK(tb_is(&out, "a"));
+    cs_buf_reset(&out);
+    cs_until_drop_match(&u);
+    CHECK(cs_until_flush(&u, &out) == CS_OK);
+    CHECK(tb_is(&out, "bc"));
+    CHECK(tb_is(&in, "c"));
+    cs_buf_reset(&out);
+    cs_buf_reset(&in);
+    cs_until_free(&u);
+    CHECK(cs_until_init(&u, "abcd", 4, 0) == CS_OK);
+
     /* reset clears the boundary */
     tb_feed(&in, "xabcd");
     CHECK(cs_until_run(&u, &in, &out, 9, 0) == CS_OK);

@@ -347,8 +347,8 @@ describe("cs.socket.udp", function()
         assert.has_error(function() s:setpeername("127.0.0.1", 1.5) end)
         assert.has_error(function() s:setpeername("127.0.0.1", {}) end)
         assert.has_error(function() s:setpeername("127.0.0.1", 53, 1) end,
-                         "expecting 2 or 3 arguments (including the object)"
-                         .. ", but seen 4")
+                         "ngx.socket.udp setpeername: expecting 2 or 3 "
+                         .. "arguments (including the object), but seen 4")
         assert.has_error(function() s.setpeername(nil, "127.0.0.1", 53) end)
         assert.has_error(function() s.setpeername({}, "127.0.0.1", 53) end)
       end)

@@ -545,10 +545,14 @@ describe("redis-server as the peer", function()
       assert.same({ true, { n = 2, nil, "closed" } },
                   { ngx.thread.wait(th) })
       assert.same({ n = 2, nil, "closed" }, pack(victim.sock:receive()))
-      -- (README, deliberate differences: send says "closed" too)
-      assert.same({ n = 2, nil, "closed" }, pack(victim:cmd("PING")))
-      -- close() says 1 once after an error closed it, as OpenResty's
-      assert.equal(1, victim:close())
+      -- as OpenResty: the read half is over, the request still goes out
+      -- and the reply's receive says "closed" (with one byte per send,
+      -- make check-shortio, the server's reset fails the send first)
+      local r = pack(victim:cmd("PING"))
+      assert.is_nil(r[1])
+      assert.truthy(r[2] == "closed" or r[2] == "broken pipe"
+                    or r[2] == "connection reset by peer", r[2])
+      victim:close() -- 1, or nil, "closed" if the send failed too
       assert.same({ n = 2, nil, "closed" }, pack(victim:close()))
 
       -- QUIT: +OK, then the end
