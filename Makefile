@@ -149,6 +149,12 @@ tidy:
 	clang-tidy -quiet --warnings-as-errors='*' --checks='$(TIDY_CHECKS)' \
 	    $(SRCS) $(RE_SRCS) -- $(CSTD) $(DEFS) $(LUA_INC) $(PCRE2_CFLAGS) -Icsrc
 
+# what real OpenResty (nginx + lua-nginx-module) returns for the cosocket
+# cases of spec/support/openresty_cases.lua, into the file spec/59 compares
+# with; installs nginx-light and libnginx-mod-http-lua when missing
+record-openresty:
+	INSTALL=1 sh spec/support/record_openresty.sh
+
 # soak: a corosched echo server and client churning 9,000 connections for
 # SOAK_TIME s, 1,000,000 spawn/kill/wait cycles, random timers; fails when
 # RSS, fds or cs.stats() trend upward. Results and plot in $(BUILD)/soak.
@@ -234,5 +240,5 @@ clean:
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
         check-shortio check-c fuzz check-gcstress tidy soak alloc-fail \
-        coverage \
+        coverage record-openresty \
         cppcheck format lint bench clean

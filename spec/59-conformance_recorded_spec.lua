@@ -1,0 +1,147 @@
+-- Conformance with real OpenResty, recorded: the cases of
+-- spec/support/openresty_cases.lua were run by nginx with lua-nginx-module
+-- (spec/support/record_openresty.sh; the header of
+-- spec/support/openresty_recorded.lua says which versions), against
+-- spec/support/script_peer.py, and what they returned was recorded. Here
+-- the same cases run on corosched (through corosched.ngx's ngx global)
+-- against the same peer, and must return the same, line for line, except
+-- the lines listed in DIFFERENT below, each with what corosched returns
+-- instead and why. In raised messages, "bad argument #N to 'name'" is
+-- compared without its number and name: LuaJIT calls every method '?' and
+-- counts the object, Lua 5.4 names a method and does not count it.
+local helper = require "spec.helper"
+local net = require "spec.support.net"
+local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
+local m = require "spec.support.openresty_cases"
+local recorded = require "spec.support.openresty_recorded"
+
+local save_globals, restore_globals = ngx_env.saver()
+
+-- [case name] = { [line label] = { line = what corosched returns, why = } }
+local DIFFERENT = {
+  ["ngx.socket.connect"] = {
+    connect = { line = 'connect: "userdata" nil',
+                why = "a cosocket is a userdata here, a table there" },
+  },
+  ["send values"] = {
+    floats = { line = "floats: 67",
+               why = "Lua 5.4 integers are sent as integers" },
+    echo = { line = 'echo: "ab421.5|0.1|1e+20|0|123456789012345|'
+               .. '9.007199254741e+15|0.33333333333333xy7z"',
+             why = "123456789012345 is an integer (LuaJIT: a double, %.14g)" },
+  },
+  ["close from another thread while reading"] = {
+    close = { line = "close: 1",
+              why = "close() wakes the parked reader (OpenResty: busy)" },
+    reader = { line = 'reader: true nil "closed" ""',
+               why = "woken by close() with \"closed\"" },
+  },
+  ["close from another thread while sending"] = {
+    close = { line = "close: 1",
+              why = "close() wakes the parked sender (OpenResty: busy)" },
+    sender = { line = 'sender: true nil "closed"',
+               why = "woken by close() with \"closed\"" },
+  },
+}
+
+---------------------------------------------------------------------------
+-- the peer
+
+local function own_dir()
+  local src = debug.getinfo(1, "S").source:sub(2)
+  return (src:match("^(.*)/[^/]*$") or ".")
+end
+
+local function own_pid()
+  local f = assert(io.open("/proc/self/stat", "r"))
+  local pid = f:read("a"):match("^(%d+)")
+  f:close()
+  return pid
+end
+
+local peer, peer_proc
+
+local function start_peer()
+  local cmd = ("exec env -u LD_PRELOAD python3 %s/support/script_peer.py "
+               .. "--parent %s </dev/null"):format(own_dir(), own_pid())
+  peer_proc = assert(io.popen(cmd, "r"))
+  local line = peer_proc:read("l") or ""
+  local port, refused, udp, udp_refused, unix, pid = line:match(
+    "^tcp (%d+) refused (%d+) udp (%d+) udp_refused (%d+) unix (%S+) "
+    .. "pid (%d+)$")
+  assert(port, "script_peer.py did not start: " .. line)
+  peer = { port = tonumber(port), refused = tonumber(refused),
+           udp = tonumber(udp), udp_refused = tonumber(udp_refused),
+           unix = unix, pid = tonumber(pid) }
+end
+
+local function stop_peer()
+  if peer_proc then net.stop_process(peer.pid, peer_proc) end
+  peer_proc = nil
+end
+
+---------------------------------------------------------------------------
+
+-- what corosched must return for case c: the recording with the lines of
+-- DIFFERENT[c.name] replaced
+local function expected(c)
+  local text = assert(recorded[c.name], "case not recorded: " .. c.name
+                      .. " (run spec/support/record_openresty.sh)")
+  local diff = DIFFERENT[c.name]
+  if not diff then return text end
+  local used, lines = {}, {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    local label = line:match("^(.-):")
+    local d = label and diff[label]
+    if d then
+      used[label] = true
+      line = d.line
+    end
+    lines[#lines + 1] = line
+  end
+  for label in pairs(diff) do
+    assert(used[label], c.name .. ": DIFFERENT names no line " .. label)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- cases that cannot hold when every recv/send moves one byte (make
+-- check-shortio): what one read returns, a send timeout (each byte is
+-- progress), bytes still in the kernel where OpenResty had read them
+local SHORT_IO_PENDING = {
+  ["receiveany"] = true,
+  ["send timeout"] = true,
+  ["setkeepalive with a partly read line"] = true,
+}
+
+local function normal(text)
+  return (text:gsub("bad argument #%d+ to '[^']*'", "bad argument"))
+end
+
+describe("the cosocket cases recorded from OpenResty", function()
+  setup(start_peer)
+  teardown(stop_peer)
+  before_each(save_globals)
+  after_each(restore_globals)
+
+  for _, c in ipairs(m.cases) do
+    local it = net.short_io and SHORT_IO_PENDING[c.name] and pending or it
+    it(c.name, function()
+      local got
+      net.run(function()
+        ngxc.install()
+        got = m.run(c, peer)
+      end)
+      assert.are.equal(normal(expected(c)), normal(got))
+    end)
+  end
+
+  it("every recorded case is a case here", function()
+    local names = {}
+    for _, c in ipairs(m.cases) do names[c.name] = true end
+    for name in pairs(recorded) do
+      assert(names[name], "recorded but not a case: " .. name)
+    end
+  end)
+end)

@@ -1,0 +1,757 @@
+-- Cosocket cases run both by real OpenResty (lua-nginx-module, LuaJIT:
+-- spec/support/record_openresty.sh records what they print into
+-- spec/support/openresty_recorded.lua) and by corosched (spec/59, which
+-- compares). Lua 5.1 syntax, so that LuaJIT loads it too. Each case is
+-- a function(t) that uses only the `ngx` global and t:
+--   t.port, t.unix, t.udp        the scripted peer (script_peer.py)
+--   t.refused, t.udp_refused     ports nothing listens on
+--   t.tcp(script [, opts])       a TCP cosocket connected to the peer
+--                                (connect's opts) that has sent it the
+--                                script line
+--   t.take(pool)                 takes a connection from the pool (and
+--                                records its reuse count), then closes it
+--   t.out(label, ...)            records one line: label and the values
+--   t.try(label, f, ...)         records f's results, or "error" and the
+--                                message of what it raised (no position);
+--                                returns f's results
+-- Each case closes what it opens. Timeouts are short (tens of ms).
+
+local cases = {}
+
+local function case(name, fn)
+  cases[#cases + 1] = { name = name, fn = fn }
+end
+
+---------------------------------------------------------------------------
+-- connect
+
+case("connect refused", function(t)
+  local sock = ngx.socket.tcp()
+  t.out("connect", sock:connect("127.0.0.1", t.refused))
+  t.out("send after", sock:send("x"))
+  t.out("receive after", sock:receive())
+  t.out("close after", sock:close())
+end)
+
+case("connect with a numeric string port, then reconnect", function(t)
+  local sock = ngx.socket.tcp()
+  t.out("connect", sock:connect("127.0.0.1", tostring(t.port)))
+  t.out("reused", sock:getreusedtimes())
+  t.out("send", sock:send("w:a%0A\n"))
+  t.out("receive", sock:receive())
+  t.out("reconnect", sock:connect("127.0.0.1", t.port))
+  t.out("send", sock:send("w:b%0A\n"))
+  t.out("receive", sock:receive())
+  t.out("close", sock:close())
+end)
+
+case("connect to a unix socket", function(t)
+  local sock = ngx.socket.tcp()
+  t.out("connect", sock:connect("unix:" .. t.unix))
+  t.out("send", sock:send("w:over%20unix%0A\n"))
+  t.out("receive", sock:receive())
+  t.out("close", sock:close())
+  local s2 = ngx.socket.tcp()
+  t.out("missing path", s2:connect("unix:" .. t.unix .. ".missing"))
+end)
+
+case("ngx.socket.connect", function(t)
+  local sock, err = ngx.socket.connect("127.0.0.1", t.port)
+  t.out("connect", type(sock), err)
+  t.out("send", sock:send("w:hi%0A\n"))
+  t.out("receive", sock:receive())
+  sock:close()
+  t.out("refused", ngx.socket.connect("127.0.0.1", t.refused))
+end)
+
+case("connect argument errors", function(t)
+  local sock = ngx.socket.tcp()
+  t.try("no args", function() return sock:connect() end)
+  t.try("bad port", function() return sock:connect("127.0.0.1", "x") end)
+  t.try("port 0", function() return sock:connect("127.0.0.1", 0) end)
+  t.try("port 65536", function() return sock:connect("127.0.0.1", 65536) end)
+  t.try("table host", function() return sock:connect({}, 80) end)
+  t.try("bad opts", function() return sock:connect("127.0.0.1", t.port, 1) end)
+  sock:close()
+end)
+
+---------------------------------------------------------------------------
+-- unconnected and closed sockets
+
+case("a socket never connected", function(t)
+  local sock = ngx.socket.tcp()
+  t.out("send", sock:send("x"))
+  t.out("receive", sock:receive())
+  t.out("receiveany", sock:receiveany(10))
+  t.out("close", sock:close())
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("getreusedtimes", sock:getreusedtimes())
+  t.out("settimeout", sock:settimeout(10))
+  t.out("settimeouts", sock:settimeouts(10, 10, 10))
+end)
+
+case("a closed socket", function(t)
+  local sock = t.tcp("")
+  t.out("close", sock:close())
+  t.out("close again", sock:close())
+  t.out("send", sock:send("x"))
+  t.out("receive", sock:receive())
+  t.out("receiveany", sock:receiveany(10))
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("getreusedtimes", sock:getreusedtimes())
+  local it = sock:receiveuntil("--")
+  t.out("receiveuntil iterator", it())
+end)
+
+---------------------------------------------------------------------------
+-- receive
+
+case("receive lines", function(t)
+  local sock = t.tcp("w:a%0Ab%0D%0Ac%0D%0D%0A%0Ad%0D c")
+  for i = 1, 6 do t.out("line " .. i, sock:receive()) end
+  sock:close()
+end)
+
+case("receive *l with a partial line at close", function(t)
+  local sock = t.tcp("w:abc c")
+  t.out("*l", sock:receive("*l"))
+  t.out("again", sock:receive("*l"))
+  t.out("*a", sock:receive("*a"))
+  sock:close()
+end)
+
+case("receive *a", function(t)
+  local sock = t.tcp("w:hello%0Aworld c")
+  t.out("*a", sock:receive("*a"))
+  t.out("*a again", sock:receive("*a"))
+  t.out("*l after", sock:receive())
+  sock:close()
+end)
+
+case("receive *a of an empty stream", function(t)
+  local sock = t.tcp("c")
+  t.out("*a", sock:receive("*a"))
+  sock:close()
+end)
+
+case("receive sizes", function(t)
+  local sock = t.tcp("w:abcdefghij c")
+  t.out("3", sock:receive(3))
+  t.out("\"2\"", sock:receive("2"))
+  t.out("0", sock:receive(0))
+  t.out("2.7", sock:receive(2.7))
+  t.out("10 at close", sock:receive(10))
+  t.out("after", sock:receive(1))
+  t.out("0 after close", sock:receive(0))
+  sock:close()
+end)
+
+case("receive pattern errors", function(t)
+  local sock = t.tcp("w:abc")
+  t.try("*x", function() return sock:receive("*x") end)
+  t.try("*L", function() return sock:receive("*L") end)
+  t.try("-1", function() return sock:receive(-1) end)
+  t.try("table", function() return sock:receive({}) end)
+  t.try("true", function() return sock:receive(true) end)
+  t.try("abc", function() return sock:receive("abc") end)
+  t.try("*l then", function() return sock:receive(3) end)
+  sock:close()
+end)
+
+case("receive timeout keeps the partial data and the socket", function(t)
+  local sock = t.tcp("w:hello s:0.15 w:world%0A")
+  sock:settimeout(50)
+  t.out("10", sock:receive(10))
+  t.out("*l", sock:receive())
+  t.out("*l again", sock:receive())
+  sock:close()
+end)
+
+case("receive *l timeout with a partial line", function(t)
+  local sock = t.tcp("w:par s:0.15 w:tial%0A")
+  sock:settimeout(50)
+  t.out("*l", sock:receive())
+  t.out("*l again", sock:receive())
+  sock:close()
+end)
+
+case("receive *a timeout", function(t)
+  local sock = t.tcp("w:some s:0.15 w:more c")
+  sock:settimeout(50)
+  t.out("*a", sock:receive("*a"))
+  t.out("*a again", sock:receive("*a"))
+  sock:close()
+end)
+
+case("settimeouts read timeout", function(t)
+  local sock = t.tcp("s:0.15 w:late%0A")
+  sock:settimeouts(1000, 1000, 40)
+  t.out("receive", sock:receive())
+  sock:settimeouts(nil, nil, 500)
+  t.out("receive", sock:receive())
+  sock:close()
+end)
+
+case("peer reset mid-read", function(t)
+  local sock = t.tcp("w:abc s:0.05 R")
+  t.out("10", sock:receive(10))
+  t.out("again", sock:receive(1))
+  t.out("send", sock:send("x"))
+  sock:close()
+end)
+
+case("peer closes before anything", function(t)
+  local sock = t.tcp("C")
+  t.out("*l", sock:receive())
+  t.out("send after", sock:send("x"))
+  sock:close()
+end)
+
+case("a large receive", function(t)
+  local sock = t.tcp("n:300000 c")
+  local data, err, partial = sock:receive(200000)
+  t.out("200000", #data, data:sub(1, 12), err, partial)
+  data, err, partial = sock:receive(200000)
+  t.out("rest", data, err, #partial, partial:sub(-5))
+  sock:close()
+end)
+
+---------------------------------------------------------------------------
+-- receiveany
+
+case("receiveany", function(t)
+  local sock = t.tcp("w:abcdef s:0.05 w:gh c")
+  ngx.sleep(0.02)
+  t.out("4", sock:receiveany(4))
+  t.out("100", sock:receiveany(100))
+  t.out("100", sock:receiveany(100))
+  t.out("at close", sock:receiveany(100))
+  sock:close()
+end)
+
+case("receiveany timeout and errors", function(t)
+  local sock = t.tcp("s:0.15 w:x")
+  sock:settimeout(40)
+  t.out("timeout", sock:receiveany(10))
+  t.try("0", function() return sock:receiveany(0) end)
+  t.try("-1", function() return sock:receiveany(-1) end)
+  t.try("none", function() return sock:receiveany() end)
+  t.try("string", function() return sock:receiveany("5") end)
+  t.try("bad string", function() return sock:receiveany("x") end)
+  sock:close()
+end)
+
+---------------------------------------------------------------------------
+-- receiveuntil
+
+case("receiveuntil", function(t)
+  local sock = t.tcp("w:hello--world--%0A--tail c")
+  local it = sock:receiveuntil("--")
+  t.out("1", it())
+  t.out("2", it())
+  t.out("3", it())
+  t.out("4 at close", it())
+  t.out("5", it())
+  sock:close()
+end)
+
+case("receiveuntil with overlapping prefixes", function(t)
+  local sock = t.tcp("w:xaaabyaabaabz---- c")
+  local it = sock:receiveuntil("aab")
+  t.out("1", it())
+  t.out("2", it())
+  t.out("3", it())
+  local it2 = sock:receiveuntil("---")
+  t.out("4", it2())
+  t.out("5", it2())
+  sock:close()
+end)
+
+case("receiveuntil inclusive", function(t)
+  local sock = t.tcp("w:a%0D%0Ab%0D%0A c")
+  local it = sock:receiveuntil("\r\n", { inclusive = true })
+  t.out("1", it())
+  t.out("2", it())
+  t.out("3", it())
+  sock:close()
+end)
+
+case("receiveuntil with a size", function(t)
+  local sock = t.tcp("w:0123456789abc--rest--x c")
+  local it = sock:receiveuntil("--")
+  for i = 1, 6 do t.out("size 4 #" .. i, it(4)) end
+  for i = 1, 3 do t.out("no size #" .. i, it()) end
+  sock:close()
+end)
+
+case("receiveuntil with a size, inclusive", function(t)
+  local sock = t.tcp("w:abcdef--ghij c")
+  local it = sock:receiveuntil("--", { inclusive = true })
+  for i = 1, 5 do t.out("size 3 #" .. i, it(3)) end
+  sock:close()
+end)
+
+case("receiveuntil timeout", function(t)
+  local sock = t.tcp("w:abc s:0.15 w:def--")
+  sock:settimeout(50)
+  local it = sock:receiveuntil("--")
+  t.out("1", it())
+  t.out("2", it())
+  sock:close()
+end)
+
+case("receiveuntil: a pattern prefix at close", function(t)
+  local sock = t.tcp("w:ab- c")
+  local it = sock:receiveuntil("--")
+  t.out("1", it())
+  t.out("2", it())
+  sock:close()
+end)
+
+case("receiveuntil: a pattern prefix at timeout", function(t)
+  local sock = t.tcp("w:ab- s:0.15 w:-cd--")
+  sock:settimeout(50)
+  local it = sock:receiveuntil("--")
+  t.out("1", it())
+  sock:settimeout(1000)
+  t.out("2", it())
+  t.out("3", it())
+  sock:close()
+end)
+
+case("receiveuntil: a long pattern prefix at close, with a size", function(t)
+  local sock = t.tcp("w:abcd--x-- c")
+  local it = sock:receiveuntil("--x--y")
+  t.out("1", it(3))
+  t.out("2", it(3))
+  t.out("3", it(3))
+  t.out("4", it(3))
+  sock:close()
+end)
+
+case("receiveuntil pattern errors", function(t)
+  local sock = t.tcp("w:a")
+  sock:settimeout(30)
+  t.try("empty", function() return sock:receiveuntil("") end)
+  t.try("none", function() return sock:receiveuntil() end)
+  t.try("number", function() return type(sock:receiveuntil(12)) end)
+  t.try("bad opts", function() return sock:receiveuntil("x", 1) end)
+  t.try("inclusive string", function()
+    return type(sock:receiveuntil("x", { inclusive = "yes" }))
+  end)
+  local it = sock:receiveuntil("x")
+  t.try("size 0", function() return it(0) end)
+  t.try("size -1", function() return it(-1) end)
+  t.try("size string", function() return it("2") end)
+  sock:close()
+end)
+
+---------------------------------------------------------------------------
+-- send
+
+case("send values", function(t)
+  local sock = t.tcp("e")
+  t.out("string", sock:send("ab"))
+  t.out("empty", sock:send(""))
+  t.out("integer", sock:send(42))
+  local n1 = sock:send({ 1.5, "|", 0.1, "|", 1e20, "|", -0.0, "|",
+                         123456789012345, "|", 2^53, "|", 1/3 })
+  t.out("floats", n1)
+  t.out("nested", sock:send({ "x", { "y", { 7, "z" } }, {} }))
+  t.out("empty table", sock:send({}))
+  sock:settimeout(200)
+  t.out("echo", sock:receive(2 + 2 + n1 + 4))
+  sock:close()
+end)
+
+case("send errors", function(t)
+  local sock = t.tcp("e")
+  t.try("nil", function() return sock:send(nil) end)
+  t.try("none", function() return sock:send() end)
+  t.try("boolean", function() return sock:send(true) end)
+  t.try("function", function() return sock:send(print) end)
+  t.try("table with boolean", function() return sock:send({ "a", false }) end)
+  t.try("table with table key", function() return sock:send({ a = 1 }) end)
+  t.out("usable", sock:send("ok"))
+  sock:settimeout(200)
+  t.out("echo", sock:receive(9))
+  sock:close()
+end)
+
+case("send to a peer that reset", function(t)
+  local sock = t.tcp("R")
+  ngx.sleep(0.05)
+  local ok, err = sock:send("x")
+  t.out("first send", ok, err)
+  t.out("receive", sock:receive())
+  t.out("close", sock:close())
+end)
+
+case("send timeout", function(t)
+  local sock = t.tcp("s:0.5")
+  sock:settimeouts(1000, 30, 1000)
+  local big = string.rep("z", 1024 * 1024)
+  local n, err
+  for _ = 1, 64 do
+    n, err = sock:send(big)
+    if not n then break end
+  end
+  t.out("send", n, err)
+  t.out("send again", sock:send("x") ~= nil)
+  sock:close()
+end)
+
+case("send after a read timeout and after the peer's FIN", function(t)
+  local sock = t.tcp("e")
+  sock:settimeout(30)
+  t.out("receive", sock:receive())
+  sock:settimeout(1000)
+  t.out("send", sock:send("after timeout\n"))
+  t.out("receive", sock:receive())
+  sock:close()
+  local s2 = t.tcp("c")
+  t.out("receive", s2:receive())
+  t.out("send", s2:send("x"))
+  t.out("receive again", s2:receive())
+  t.out("setkeepalive", s2:setkeepalive())
+  t.out("close", s2:close())
+end)
+
+case("receive *a after a reset", function(t)
+  local sock = t.tcp("w:abc s:0.05 R")
+  t.out("*a", sock:receive("*a"))
+  t.out("close", sock:close())
+end)
+
+---------------------------------------------------------------------------
+-- light threads sharing a socket
+
+case("two threads reading one socket", function(t)
+  local sock = t.tcp("s:0.1 w:data%0A")
+  local th = ngx.thread.spawn(function()
+    return sock:receive()
+  end)
+  t.out("second reader", sock:receive())
+  t.out("first reader", ngx.thread.wait(th))
+  sock:close()
+end)
+
+case("close from another thread while reading", function(t)
+  local sock = t.tcp("s:0.2")
+  sock:settimeout(300)
+  local th = ngx.thread.spawn(function()
+    return sock:receive()
+  end)
+  ngx.sleep(0.02)
+  t.out("close", sock:close())
+  t.out("reader", ngx.thread.wait(th))
+end)
+
+case("send while another thread reads", function(t)
+  local sock = t.tcp("e")
+  local th = ngx.thread.spawn(function()
+    return sock:receive(5)
+  end)
+  t.out("send", sock:send("hello"))
+  t.out("reader", ngx.thread.wait(th))
+  sock:close()
+end)
+
+case("kill a thread parked in receive", function(t)
+  local sock = t.tcp("s:0.1 w:late")
+  local th = ngx.thread.spawn(function()
+    return sock:receive()
+  end)
+  ngx.sleep(0.01)
+  t.out("kill", ngx.thread.kill(th))
+  t.out("receive after kill", sock:receive())
+  sock:close()
+end)
+
+case("close from another thread while sending", function(t)
+  local sock = t.tcp("s:0.3")
+  sock:settimeouts(1000, 200, 1000)
+  local th = ngx.thread.spawn(function()
+    local big = string.rep("z", 1024 * 1024)
+    local n, err
+    for _ = 1, 64 do
+      n, err = sock:send(big)
+      if not n then break end
+    end
+    return n, err
+  end)
+  ngx.sleep(0.05)
+  t.out("close", sock:close())
+  t.out("sender", ngx.thread.wait(th))
+  sock:close()
+end)
+
+---------------------------------------------------------------------------
+-- keepalive
+
+case("setkeepalive and reuse", function(t)
+  local sock = t.tcp("e", { pool = "reuse" })
+  t.out("send", sock:send("ping"))
+  t.out("receive", sock:receive(4))
+  t.out("setkeepalive", sock:setkeepalive(1000, 10))
+  t.out("send after", sock:send("x"))
+  t.out("setkeepalive again", sock:setkeepalive())
+  local s2 = ngx.socket.tcp()
+  t.out("connect", s2:connect("127.0.0.1", t.port, { pool = "reuse" }))
+  t.out("reused", s2:getreusedtimes())
+  t.out("send", s2:send("pong"))
+  t.out("receive", s2:receive(4))
+  t.out("setkeepalive", s2:setkeepalive(nil, nil))
+  local s3 = ngx.socket.tcp()
+  t.out("connect", s3:connect("127.0.0.1", t.port, { pool = "reuse" }))
+  t.out("reused", s3:getreusedtimes())
+  s3:close()
+end)
+
+case("setkeepalive with unread data", function(t)
+  local sock = t.tcp("w:unread")
+  ngx.sleep(0.05)
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("receive", sock:receive(6))
+  sock:close()
+end)
+
+case("setkeepalive with a partly read line", function(t)
+  local sock = t.tcp("w:ab%0Acd")
+  t.out("receive", sock:receive())
+  ngx.sleep(0.05)
+  t.out("setkeepalive", sock:setkeepalive())
+  sock:close()
+end)
+
+case("setkeepalive after the peer's FIN", function(t)
+  local sock = t.tcp("c", { pool = "after fin" })
+  ngx.sleep(0.05)
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("close", sock:close())
+  local s2 = t.tcp("c", { pool = "after fin" })
+  t.out("receive", s2:receive())
+  t.out("setkeepalive", s2:setkeepalive())
+  t.out("close", s2:close())
+end)
+
+case("setkeepalive after a read timeout", function(t)
+  local sock = t.tcp("", { pool = "after timeout" })
+  sock:settimeout(20)
+  t.out("receive", sock:receive())
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("close", sock:close())
+  t.take("after timeout")
+end)
+
+case("setkeepalive argument errors", function(t)
+  local n = 0
+  local function try(label, ...)
+    n = n + 1
+    local pool = "setkeepalive errors " .. n
+    local sock = t.tcp("", { pool = pool })
+    if t.try(label, sock.setkeepalive, sock, ...) == 1 then
+      t.take(pool)
+    end
+    sock:close()
+  end
+  try("negative timeout", -1)
+  try("pool size 0", 0, 0)
+  try("pool size -1", 0, -1)
+  try("timeout string", "x")
+  try("timeout numeric string", "100")
+  try("pool size string", 100, "x")
+end)
+
+case("connect pool option", function(t)
+  local sock = ngx.socket.tcp()
+  t.out("connect", sock:connect("127.0.0.1", t.port, { pool = "mine" }))
+  t.out("send", sock:send("e\n"))
+  t.out("setkeepalive", sock:setkeepalive())
+  local s2 = ngx.socket.tcp()
+  t.out("other pool", s2:connect("127.0.0.1", t.port))
+  t.out("reused", s2:getreusedtimes())
+  s2:close()
+  local s3 = ngx.socket.tcp()
+  t.out("same pool", s3:connect("127.0.0.1", t.port, { pool = "mine" }))
+  t.out("reused", s3:getreusedtimes())
+  t.out("echo", s3:send("x"), s3:receive(1))
+  s3:close()
+  t.try("bad pool", function()
+    return ngx.socket.tcp():connect("127.0.0.1", t.port, { pool = {} })
+  end)
+  t.try("bad pool_size", function()
+    return ngx.socket.tcp():connect("127.0.0.1", t.port, { pool_size = 0 })
+  end)
+  t.try("backlog without pool_size", function()
+    return ngx.socket.tcp():connect("127.0.0.1", t.port, { backlog = 1 })
+  end)
+end)
+
+---------------------------------------------------------------------------
+-- settimeout and setoption
+
+case("settimeout arguments", function(t)
+  local sock = t.tcp("")
+  t.try("string", function() return sock:settimeout("5") end)
+  t.try("bad string", function() return sock:settimeout("x") end)
+  t.try("negative", function() return sock:settimeout(-1) end)
+  t.try("nil", function() return sock:settimeout(nil) end)
+  t.try("settimeouts negative", function()
+    return sock:settimeouts(1, -1, 1)
+  end)
+  sock:close()
+end)
+
+case("setoption", function(t)
+  local sock = t.tcp("")
+  t.try("tcp-nodelay", function() return sock:setoption("tcp-nodelay", true) end)
+  t.try("keepalive", function() return sock:setoption("keepalive", true) end)
+  t.try("reuseaddr", function() return sock:setoption("reuseaddr", 1) end)
+  t.try("sndbuf", function() return sock:setoption("sndbuf", 65536) end)
+  t.try("rcvbuf", function() return sock:setoption("rcvbuf", 65536) end)
+  t.try("unknown", function() return sock:setoption("nope", 1) end)
+  t.try("no value", function() return sock:setoption("sndbuf") end)
+  sock:close()
+  t.try("closed", function() return sock:setoption("sndbuf", 1) end)
+end)
+
+---------------------------------------------------------------------------
+-- UDP
+
+case("udp echo", function(t)
+  local u = ngx.socket.udp()
+  t.out("setpeername", u:setpeername("127.0.0.1", t.udp))
+  t.out("send", u:send("dgram"))
+  t.out("receive", u:receive())
+  t.out("send table", u:send({ "a", 1, { "b" } }))
+  t.out("receive", u:receive())
+  t.out("send n:100", u:send("n:100"))
+  t.out("receive 10", u:receive(10))
+  t.out("close", u:close())
+  t.out("close again", u:close())
+end)
+
+case("udp timeout, refused, unconnected", function(t)
+  local u = ngx.socket.udp()
+  t.out("send before", u:send("x"))
+  t.out("receive before", u:receive())
+  t.out("setpeername", u:setpeername("127.0.0.1", t.udp))
+  u:settimeout(40)
+  t.out("send silent", u:send("silent"))
+  t.out("receive", u:receive())
+  u:close()
+  local r = ngx.socket.udp()
+  t.out("setpeername", r:setpeername("127.0.0.1", t.udp_refused))
+  r:settimeout(200)
+  t.out("send", r:send("x"))
+  t.out("receive", r:receive())
+  r:close()
+end)
+
+case("udp after close, and a datagram too big", function(t)
+  local u = ngx.socket.udp()
+  t.out("setpeername", u:setpeername("127.0.0.1", t.udp))
+  t.out("send 70000", u:send(string.rep("a", 70000)))
+  u:settimeout(50)
+  t.out("receive", u:receive())
+  t.out("close", u:close())
+  t.out("send after", u:send("x"))
+  t.out("receive after", u:receive())
+  t.out("setpeername after", u:setpeername("127.0.0.1", t.udp))
+  t.out("send", u:send("again"))
+  t.out("receive", u:receive())
+  u:close()
+end)
+
+case("udp argument errors", function(t)
+  local u = ngx.socket.udp()
+  t.try("setpeername no args", function() return u:setpeername() end)
+  t.try("setpeername bad port", function()
+    return u:setpeername("127.0.0.1", 70000)
+  end)
+  u:setpeername("127.0.0.1", t.udp)
+  u:settimeout(30)
+  t.try("send boolean", function() return u:send(true) end)
+  t.try("receive 0", function() return u:receive(0) end)
+  t.try("receive 70000", function() return u:receive(70000) end)
+  t.try("receive string", function() return u:receive("10") end)
+  u:close()
+end)
+
+---------------------------------------------------------------------------
+-- the runner
+
+-- a value as text, the same on LuaJIT and Lua 5.4
+local function show(v)
+  local ty = type(v)
+  if ty == "string" then
+    return '"' .. v:gsub('[%c"\\\128-\255]', function(c)
+      return ("\\%03d"):format(c:byte())
+    end) .. '"'
+  elseif ty == "number" then
+    if v ~= v then return "nan" end
+    if v == math.floor(v) and math.abs(v) < 1e15 then
+      return ("%d"):format(v)
+    end
+    return ("%.14g"):format(v)
+  elseif ty == "nil" or ty == "boolean" then
+    return tostring(v)
+  end
+  return ty
+end
+
+local unpack = unpack or table.unpack
+
+local function pack(...)
+  return { n = select("#", ...), ... }
+end
+
+local function line(label, n, ...)
+  local parts = { label .. ":" }
+  local vals = { ... }
+  for i = 1, n do parts[#parts + 1] = show(vals[i]) end
+  return table.concat(parts, " ")
+end
+
+-- runs one case against the peer { port =, refused =, udp =,
+-- udp_refused =, unix = }; returns what it recorded, one line per out
+-- or try, and a last line if the case itself raised
+local function run(c, peer)
+  local lines = {}
+  local t = {}
+  for k, v in pairs(peer) do t[k] = v end
+  function t.out(label, ...)
+    lines[#lines + 1] = line(label, select("#", ...), ...)
+  end
+  function t.try(label, f, ...)
+    local res = pack(pcall(f, ...))
+    if res[1] then
+      lines[#lines + 1] = line(label, res.n - 1, unpack(res, 2, res.n))
+      return unpack(res, 2, res.n)
+    end
+    local msg = tostring(res[2]):gsub("^[^:\n]*:%d+: ", "")
+    lines[#lines + 1] = label .. ": error " .. show(msg)
+  end
+  -- takes an idle connection of the pool back if there is one, records
+  -- how often it was reused, and closes it
+  function t.take(pool)
+    local sock = ngx.socket.tcp()
+    assert(sock:connect("127.0.0.1", peer.port, { pool = pool }))
+    lines[#lines + 1] = line("taken from " .. pool, 1, sock:getreusedtimes())
+    sock:close()
+  end
+  function t.tcp(script, opts)
+    local sock = ngx.socket.tcp()
+    assert(sock:connect("127.0.0.1", peer.port, opts))
+    assert(sock:send(script .. "\n"))
+    return sock
+  end
+  local ok, err = pcall(c.fn, t)
+  if not ok then
+    lines[#lines + 1] = "case raised: " .. show(tostring(err))
+  end
+  return table.concat(lines, "\n")
+end
+
+return { cases = cases, run = run, show = show }

@@ -1,0 +1,332 @@
+-- Recorded by spec/support/record_openresty.sh: what OpenResty's cosockets returned for
+-- spec/support/openresty_cases.lua (nginx 1.22.1, lua-nginx-module 10023, Debian package 1:0.10.23-1+deb12u1,
+-- LuaJIT 2.1.0-beta3, lua-resty-core 0.1.25). Do not edit: record again.
+return {
+  ["connect refused"] = [==[
+connect: nil "connection refused"
+send after: nil "closed"
+receive after: nil "closed"
+close after: nil "closed"]==],
+  ["connect with a numeric string port, then reconnect"] = [==[
+connect: 1
+reused: 0
+send: 7
+receive: "a"
+reconnect: 1
+send: 7
+receive: "b"
+close: 1]==],
+  ["connect to a unix socket"] = [==[
+connect: 1
+send: 17
+receive: "over unix"
+close: 1
+missing path: nil "no such file or directory"]==],
+  ["ngx.socket.connect"] = [==[
+connect: "table" nil
+send: 8
+receive: "hi"
+refused: nil "connection refused"]==],
+  ["connect argument errors"] = [==[
+no args: error "ngx.socket connect: expecting 2, 3, or 4 arguments (including the object), but seen 1"
+bad port: nil "missing the port number"
+port 0: nil "connection refused"
+port 65536: nil "bad port number: 65536"
+table host: error "bad argument #2 to '?' (string expected, got table)"
+bad opts: 1]==],
+  ["a socket never connected"] = [==[
+send: nil "closed"
+receive: nil "closed"
+receiveany: nil "closed"
+close: nil "closed"
+setkeepalive: nil "closed"
+getreusedtimes: nil "closed"
+settimeout:
+settimeouts:]==],
+  ["a closed socket"] = [==[
+close: 1
+close again: nil "closed"
+send: nil "closed"
+receive: nil "closed"
+receiveany: nil "closed"
+setkeepalive: nil "closed"
+getreusedtimes: nil "closed"
+receiveuntil iterator: nil "closed"]==],
+  ["receive lines"] = [==[
+line 1: "a"
+line 2: "b"
+line 3: "c"
+line 4: ""
+line 5: nil "closed" "d"
+line 6: nil "closed"]==],
+  ["receive *l with a partial line at close"] = [==[
+*l: nil "closed" "abc"
+again: nil "closed"
+*a: nil "closed"]==],
+  ["receive *a"] = [==[
+*a: "hello\010world"
+*a again: ""
+*l after: nil "closed" ""]==],
+  ["receive *a of an empty stream"] = [==[
+*a: ""]==],
+  ["receive sizes"] = [==[
+3: "abc"
+"2": "de"
+0: ""
+2.7: "fg"
+10 at close: nil "closed" "hij"
+after: nil "closed"
+0 after close: nil "closed"]==],
+  ["receive pattern errors"] = [==[
+*x: error "bad argument #2 to '?' (bad pattern argument)"
+*L: error "bad argument #2 to '?' (bad pattern argument)"
+-1: error "bad argument #2 to '?' (bad pattern argument)"
+table: error "bad argument #2 to '?' (bad pattern argument)"
+true: error "bad argument #2 to '?' (bad pattern argument)"
+abc: error "bad argument #2 to '?' (bad pattern argument: abc)"
+*l then: "abc"]==],
+  ["receive timeout keeps the partial data and the socket"] = [==[
+10: nil "timeout" "hello"
+*l: nil "timeout" ""
+*l again: "world"]==],
+  ["receive *l timeout with a partial line"] = [==[
+*l: nil "timeout" "par"
+*l again: nil "timeout" ""]==],
+  ["receive *a timeout"] = [==[
+*a: nil "timeout" "some"
+*a again: nil "timeout" ""]==],
+  ["settimeouts read timeout"] = [==[
+receive: nil "timeout" ""
+receive: "late"]==],
+  ["peer reset mid-read"] = [==[
+10: nil "connection reset by peer" "abc"
+again: nil "closed"
+send: nil "broken pipe"]==],
+  ["peer closes before anything"] = [==[
+*l: nil "closed" ""
+send after: 1]==],
+  ["a large receive"] = [==[
+200000: 200000 "012345678901" nil nil
+rest: nil "closed" 100000 "56789"]==],
+  ["receiveany"] = [==[
+4: "abcd"
+100: "ef"
+100: "gh"
+at close: nil "closed" ""]==],
+  ["receiveany timeout and errors"] = [==[
+timeout: nil "timeout" ""
+0: error "bad argument #2 to '?' (bad max argument)"
+-1: error "bad argument #2 to '?' (bad max argument)"
+none: error "expecting 2 arguments (including the object), but got 1"
+string: nil "timeout" ""
+bad string: error "bad argument #2 to '?' (bad max argument)"]==],
+  ["receiveuntil"] = [==[
+1: "hello"
+2: "world"
+3: "\010"
+4 at close: nil "closed" "tail"
+5: nil "closed"]==],
+  ["receiveuntil with overlapping prefixes"] = [==[
+1: "xa"
+2: "y"
+3: ""
+4: "z"
+5: nil "closed" ""]==],
+  ["receiveuntil inclusive"] = [==[
+1: "a\013\010"
+2: "b\013\010"
+3: nil "closed" ""]==],
+  ["receiveuntil with a size"] = [==[
+size 4 #1: "0123"
+size 4 #2: "4567"
+size 4 #3: "89ab"
+size 4 #4: "c"
+size 4 #5: nil nil nil
+size 4 #6: "rest"
+no size #1: ""
+no size #2: nil "closed" "x"
+no size #3: nil "closed"]==],
+  ["receiveuntil with a size, inclusive"] = [==[
+size 3 #1: "abc"
+size 3 #2: "def"
+size 3 #3: "--"
+size 3 #4: nil nil nil
+size 3 #5: "ghi"]==],
+  ["receiveuntil timeout"] = [==[
+1: nil "timeout" "abc"
+2: nil "timeout" ""]==],
+  ["receiveuntil: a pattern prefix at close"] = [==[
+1: nil "closed" "ab"
+2: nil "closed"]==],
+  ["receiveuntil: a pattern prefix at timeout"] = [==[
+1: nil "timeout" "ab"
+2: ""
+3: "cd"]==],
+  ["receiveuntil: a long pattern prefix at close, with a size"] = [==[
+1: "abc"
+2: nil "closed" "d"
+3: nil "closed"
+4: nil "closed"]==],
+  ["receiveuntil pattern errors"] = [==[
+empty: nil "pattern is empty"
+none: error "expecting 2 or 3 arguments (including the object), but got 1"
+number: "function"
+bad opts: error "bad argument #3 to '?' (table expected, got number)"
+inclusive string: error "bad \034inclusive\034 option value type: string"
+size 0: nil "timeout" "a"
+size -1: nil "timeout" ""
+size string: nil "timeout" ""]==],
+  ["send values"] = [==[
+string: 2
+empty: 0
+integer: 2
+floats: 71
+nested: 4
+empty table: 0
+echo: "ab421.5|0.1|1e+20|0|1.2345678901234e+14|9.007199254741e+15|0.33333333333333xy7z"]==],
+  ["send errors"] = [==[
+nil: 3
+none: error "expecting 2 arguments (including the object), but got 1"
+boolean: 4
+function: error "bad argument #2 to '?' (string, number, boolean, nil, or array table expected, got function)"
+table with boolean: error "bad argument #2 to '?' (bad data type boolean found)"
+table with table key: error "bad argument #2 to '?' (non-array table found)"
+usable: 2
+echo: "niltrueok"]==],
+  ["send to a peer that reset"] = [==[
+first send: nil "connection reset by peer"
+receive: nil "closed" ""
+close: nil "closed"]==],
+  ["send timeout"] = [==[
+send: nil "timeout"
+send again: false]==],
+  ["send after a read timeout and after the peer's FIN"] = [==[
+receive: nil "timeout" ""
+send: 14
+receive: "after timeout"
+receive: nil "closed" ""
+send: 1
+receive again: nil "closed"
+setkeepalive: nil "closed"
+close: 1]==],
+  ["receive *a after a reset"] = [==[
+*a: nil "connection reset by peer" "abc"
+close: 1]==],
+  ["two threads reading one socket"] = [==[
+second reader: nil "socket busy reading"
+first reader: true "data"]==],
+  ["close from another thread while reading"] = [==[
+close: nil "socket busy reading"
+reader: true nil "timeout" ""]==],
+  ["send while another thread reads"] = [==[
+send: 5
+reader: true "hello"]==],
+  ["kill a thread parked in receive"] = [==[
+kill: 1
+receive after kill: nil "closed"]==],
+  ["close from another thread while sending"] = [==[
+close: nil "socket busy writing"
+sender: true nil "timeout"]==],
+  ["setkeepalive and reuse"] = [==[
+send: 4
+receive: "ping"
+setkeepalive: 1
+send after: nil "closed"
+setkeepalive again: nil "closed"
+connect: 1
+reused: 1
+send: 4
+receive: "pong"
+setkeepalive: 1
+connect: 1
+reused: 2]==],
+  ["setkeepalive with unread data"] = [==[
+setkeepalive: nil "connection in dubious state"
+receive: nil "closed"]==],
+  ["setkeepalive with a partly read line"] = [==[
+receive: "ab"
+setkeepalive: nil "unread data in buffer"]==],
+  ["setkeepalive after the peer's FIN"] = [==[
+setkeepalive: nil "closed"
+close: 1
+receive: nil "closed" ""
+setkeepalive: nil "closed"
+close: 1]==],
+  ["setkeepalive after a read timeout"] = [==[
+receive: nil "timeout" ""
+setkeepalive: 1
+close: nil "closed"
+taken from after timeout: 1]==],
+  ["setkeepalive argument errors"] = [==[
+negative timeout: 1
+taken from setkeepalive errors 1: 1
+pool size 0: error "bad argument #3 to '?' (bad \034pool_size\034 option value: 0)"
+pool size -1: error "bad argument #3 to '?' (bad \034pool_size\034 option value: -1)"
+timeout string: error "bad argument #2 to '?' (number expected, got string)"
+timeout numeric string: 1
+taken from setkeepalive errors 5: 1
+pool size string: error "bad argument #3 to '?' (number expected, got string)"]==],
+  ["connect pool option"] = [==[
+connect: 1
+send: 2
+setkeepalive: 1
+other pool: 1
+reused: 0
+same pool: 1
+reused: 1
+echo: 1 "x"
+bad pool: error "bad argument #4 to '?' (bad \034pool\034 option type: table)"
+bad pool_size: error "bad argument #4 to '?' (bad \034pool_size\034 option value: 0)"
+backlog without pool_size: 1]==],
+  ["settimeout arguments"] = [==[
+string:
+bad string:
+negative: error "bad timeout value"
+nil:
+settimeouts negative: error "bad timeout value"]==],
+  ["setoption"] = [==[
+tcp-nodelay: true
+keepalive: true
+reuseaddr: true
+sndbuf: true
+rcvbuf: true
+unknown: nil "unsupported option nope"
+no value: nil "missing the \034value\034 argument"
+closed: nil "closed"]==],
+  ["udp echo"] = [==[
+setpeername: 1
+send: 1
+receive: "dgram"
+send table: 1
+receive: "a1b"
+send n:100: 1
+receive 10: "0123456789"
+close: 1
+close again: nil "closed"]==],
+  ["udp timeout, refused, unconnected"] = [==[
+send before: nil "closed"
+receive before: nil "closed"
+setpeername: 1
+send silent: 1
+receive: nil "timeout"
+setpeername: 1
+send: 1
+receive: nil "connection refused"]==],
+  ["udp after close, and a datagram too big"] = [==[
+setpeername: 1
+send 70000: nil "message too long"
+receive: nil "timeout"
+close: 1
+send after: nil "closed"
+receive after: nil "closed"
+setpeername after: 1
+send: 1
+receive: "again"]==],
+  ["udp argument errors"] = [==[
+setpeername no args: error "ngx.socket.udp setpeername: expecting 2 or 3 arguments (including the object), but seen 1"
+setpeername bad port: nil "bad port number: 70000"
+send boolean: 1
+receive 0: ""
+receive 70000: nil "timeout"
+receive string: nil "timeout"]==],
+}
