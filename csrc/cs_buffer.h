@@ -70,15 +70,19 @@
  *   every self-overlapping pattern; this one is KMP with a full failure
  *   table, and never loses or duplicates a byte whatever the chunking.
  *
- * - On a timeout OpenResty keeps the partial match in cp->state and leaves
- *   those bytes out of `partial`; when another reader of the socket starts,
- *   they go back to the front of its buffer (read_prepare). When the stream
- *   ends (closed, reset) they are dropped: "ab-" then EOF, pattern "--",
- *   gives nil, "closed", "ab" (recorded from OpenResty, spec/59). Here the
- *   caller chooses: the held bytes stay in the cs_until_t (the same
- *   iterator goes on), cs_until_unread puts them back into `in`,
- *   cs_until_flush appends them to `partial` (after cs_until_drop_match,
- *   the pending data only), cs_until_reset forgets them.
+ * - A sized call that returns while a partial match is in progress keeps
+ *   it; when another reader of the socket starts, those bytes go back to
+ *   the front of its buffer (read_prepare; t/066 TEST 22). On a timeout
+ *   OpenResty keeps the partial match in cp->state and leaves those bytes
+ *   out of `partial`; they stay the iterator's when another reader reads
+ *   in between (it does not see them), and the iterator goes on with
+ *   them. When the stream ends (closed, reset) they are dropped: "ab-"
+ *   then EOF, pattern "--", gives nil, "closed", "ab". (The last two
+ *   recorded from OpenResty, spec/59.) Here the caller chooses: the
+ *   held bytes stay in the cs_until_t (the same iterator goes on),
+ *   cs_until_unread puts them back into `in`, cs_until_flush appends them
+ *   to `partial` (after cs_until_drop_match, the pending data only),
+ *   cs_until_reset forgets them.
  *
  * Differences on purpose (corosched): without a size, maxline > 0 bounds the
  * data (CS_LIMIT, "line too long"); the pattern appended by `inclusive`

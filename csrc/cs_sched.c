@@ -677,6 +677,7 @@ cs_sched__gc(lua_State *L)
     }
     cs_map_free(&S->recs);
     free(S->free_slots);
+    free(S->dgram);
     S->free_slots = NULL;
     while (S->spare != NULL) {
         cs_thread_t *th = S->spare;

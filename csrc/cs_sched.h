@@ -75,6 +75,8 @@ struct cs_sched_s {
     int pools_ref;         /* connection pools: key -> pool userdata */
     int npools;            /* entries in it (since the last sweep) */
     int pools_sweep;       /* sweep the unused ones at this many */
+    char *dgram;           /* UDP receive buffer (64 KiB), on first use:
+                            * a datagram is copied out at once */
 };
 
 /* [-0, +0, v] the running thread if L may park here, else raises an error

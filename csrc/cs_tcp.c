@@ -353,13 +353,18 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
 
     lua_pushnil(L);
     lua_pushstring(L, err);
-    /* after a timeout the iterator keeps its partial match (OpenResty) and
-     * goes on with it; other errors end the stream: its pending data goes
-     * to partial, the bytes of a partial match are dropped (OpenResty) */
-    if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL
-        && strcmp(err, "timeout") != 0) {
-        cs_until_drop_match(u->x->ru);
-        cs_until_flush(u->x->ru, &u->x->out);
+    /* after a timeout the iterator keeps its partial match and goes on
+     * with it, and another reader in between does not see those bytes
+     * (OpenResty, recorded in spec/59); other errors end the stream: its
+     * pending data goes to partial, the bytes of a partial match are
+     * dropped (OpenResty) */
+    if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL) {
+        if (strcmp(err, "timeout") == 0) {
+            u->x->hold = NULL;
+        } else {
+            cs_until_drop_match(u->x->ru);
+            cs_until_flush(u->x->ru, &u->x->out);
+        }
     }
     lua_pushlstring(L, cs_buf_len(out) ? cs_buf_ptr(out) : "",
                     cs_buf_len(out));
@@ -631,7 +636,9 @@ cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
     u->rmode = mode;
     if (x != NULL) {
         cs_buf_reset(&x->out);
-        /* another reader: the bytes the last iterator held are its input */
+        /* another reader: the bytes the last iterator held are its input
+         * (OpenResty's read_prepare; after a timeout the iterator keeps
+         * them, see cs_tcp_rx_fail) */
         if (x->hold != NULL && x->hold != reader
             && cs_until_unread(x->hold, &u->in) != CS_OK)
             return cs_tcp_rx_fail(L, u, "no memory", 1);

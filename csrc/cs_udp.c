@@ -25,8 +25,8 @@
 #include "cs_alloc.h"
 
 #define CS_UDP_DEFAULT_TIMEOUT 60000 /* ms: lua_socket_read_timeout */
-#define CS_UDP_DEFAULT_SIZE 8192     /* receive() without a size */
-#define CS_UDP_MAX_SIZE 65536        /* the largest receive buffer */
+#define CS_UDP_STACK_SIZE 8192       /* receives up to this need no heap */
+#define CS_UDP_MAX_SIZE 65536        /* receive()'s default and maximum */
 #define CS_UDP_MAX_DEPTH 100         /* nested tables given to send() */
 
 
@@ -39,7 +39,6 @@ typedef struct cs_udp_s {
     unsigned char resolving;   /* a setpeername waits for the resolver */
     unsigned char unlink_path; /* remove the unix path `local` on close */
     cs_addr_t local;           /* what bind() bound, for a unix path */
-    char *big;                 /* receive buffer for sizes over 8192 */
 } cs_udp_t;
 
 
@@ -500,7 +499,7 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
     cs_udp_t *u = (cs_udp_t *) ctx;
     cs_thread_t *th = u->s.S->cur;
     size_t size = (size_t) lua_tointeger(L, 2);
-    char stack[CS_UDP_DEFAULT_SIZE], *buf = stack;
+    char stack[CS_UDP_STACK_SIZE], *buf = stack;
     ssize_t n;
 
     if (status == LUA_YIELD) {
@@ -510,9 +509,11 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
             return cs_sock_fail(L, "closed");
     }
     if (size > sizeof(stack)) {
-        if (u->big == NULL && (u->big = malloc(CS_UDP_MAX_SIZE)) == NULL)
+        cs_sched_t *S = u->s.S;
+
+        if (S->dgram == NULL && (S->dgram = malloc(CS_UDP_MAX_SIZE)) == NULL)
             return luaL_error(L, "not enough memory");
-        buf = u->big;
+        buf = S->dgram;
     }
     n = cs_net_recvdgram(u->s.fd, buf, size);
     if (n >= 0) {
@@ -526,22 +527,21 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
-/* sock:receive([size]): one datagram, cut to size (default 8192, at most
- * 65536) */
+/* sock:receive([size]): one datagram, cut to size (default and most
+ * 65536, as OpenResty's, which casts size to unsigned: a negative one is
+ * the most too) */
 static int
 cs_udp_receive(lua_State *L)
 {
     cs_udp_t *u = cs_udp_check(L);
     int n = lua_gettop(L);
-    lua_Number size = CS_UDP_DEFAULT_SIZE;
+    lua_Number size;
 
     if (n != 1 && n != 2)
         return luaL_error(L, "expecting 1 or 2 arguments (including the "
                              "object), but got %d", n);
-    size = luaL_optnumber(L, 2, size);
-    if (!(size >= 0)) /* NaN too */
-        return luaL_argerror(L, 2, "bad size argument");
-    if (size > CS_UDP_MAX_SIZE)
+    size = luaL_optnumber(L, 2, CS_UDP_MAX_SIZE);
+    if (!(size >= 0 && size <= CS_UDP_MAX_SIZE)) /* NaN too */
         size = CS_UDP_MAX_SIZE;
     lua_settop(L, 1);
     lua_pushinteger(L, (lua_Integer) size);
@@ -602,8 +602,6 @@ cs_udp__gc(lua_State *L)
     cs_udp_t *u = lua_touserdata(L, 1);
 
     cs_udp_close_fd(u);
-    free(u->big);
-    u->big = NULL;
     return 0;
 }
 

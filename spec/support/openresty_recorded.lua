@@ -329,4 +329,122 @@ send boolean: 1
 receive 0: ""
 receive 70000: nil "timeout"
 receive string: nil "timeout"]==],
+  ["receiveany after a line left data buffered"] = [==[
+*l: "line"
+receiveany: "rest"
+receiveany at close: nil "closed" ""]==],
+  ["receive after a receiveuntil timeout takes its held bytes"] = [==[
+until: nil "timeout" "ab"
+*l: "x"
+until again: nil "closed" ""]==],
+  ["a receiveuntil iterator after another reader took over"] = [==[
+until: nil "timeout" "ab"
+*l: "x"
+until again: ""
+until at close: "zz"]==],
+  ["a receiveuntil iterator after a timeout, then another iterator"] = [==[
+until: nil "timeout" "ab"
+bar: "+q"
+until again: ""
+bar again: "zz--x"]==],
+  ["a sized receiveuntil call holding a partial match, then *l"] = [==[
+until(3): "abc"
+*l: "-"
+until: "d"
+*l: ""]==],
+  ["a receiveuntil iterator holding bytes across a reconnect"] = [==[
+until: nil "timeout" "ab"
+connect: 1
+send: 10
+until: "-cd"]==],
+  ["a receiveuntil iterator collected while holding bytes"] = [==[
+until: nil "timeout" "ef"
+receive(2): nil "timeout" "g"]==],
+  ["two receiveuntil iterators on one socket"] = [==[
+bar: "a"
+hash: "b"
+bar: "c"
+hash: "d"
+bar at close: nil "closed" "e"]==],
+  ["receiveuntil, one-byte pattern and inclusive sizes"] = [==[
+size 2 #1: "ab"
+size 2 #2: "c\010"
+size 2 #3: nil nil nil
+size 2 #4: "de"
+size 2 #5: "fg"
+size 2 #6: "h\010"
+no size #1: nil nil nil
+no size #2: "\010"
+no size #3: nil "closed" "i"]==],
+  ["receive(n) after receiveuntil"] = [==[
+until: "head"
+4: "0123"
+*a: "456789"]==],
+  ["a long line"] = [==[
+*l: 20000 "0123456789" nil
+*l: "end"]==],
+  ["setkeepalive after receive *a"] = [==[
+*a: "body"
+setkeepalive: nil "closed"
+send: 1
+close: 1]==],
+  ["after a send timeout the read half goes on"] = [==[
+send: nil "timeout"
+send again: nil "closed"
+setkeepalive: nil "closed"
+receive: "late"
+close: 1
+close again: nil "closed"]==],
+  ["two threads sending on one socket"] = [==[
+second sender: nil "socket busy writing"
+first sender: true nil "timeout"]==],
+  ["kill a thread parked in send"] = [==[
+kill: 1
+send after kill: nil "closed"
+receive after kill: nil "closed"
+close: nil "closed"]==],
+  ["connect again on a connected socket"] = [==[
+receive: "first"
+reconnect: 1
+reused: 0
+send: 12
+receive: "second"
+reconnect refused: nil "connection refused"
+send: nil "closed"
+close: nil "closed"]==],
+  ["pool size and backlog"] = [==[
+a connect: 1
+c connect, backlog full: nil "too many waiting connect operations"
+a send: 2
+a setkeepalive: 1
+b connect: true 1
+b reused: 1
+b echo: 1 "q"
+b close: 1
+d connect: 1
+d close: 1]==],
+  ["backlog connect timeout"] = [==[
+a connect: 1
+b connect: nil "timeout"
+b send: nil "closed"
+c connect: 1]==],
+  ["udp receive sizes and datagram boundaries"] = [==[
+setpeername: 1
+send: 1
+receive default: 9000
+send: 1
+send: 1
+receive 2: "on"
+receive: "two"
+send empty: 1
+receive empty: ""
+receive -1: nil "timeout"
+receive 1.5: "a"]==],
+  ["udp setpeername again and unix"] = [==[
+setpeername refused: 1
+setpeername: 1
+send: 1
+receive: "again"
+setpeername missing: nil "no such file or directory"
+send after: nil "transport endpoint is not connected"]==],
 }
