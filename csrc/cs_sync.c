@@ -179,7 +179,8 @@ cs_sema_wait_k(lua_State *L, int status, lua_KContext ctx)
         sem->ngranted--;
         cs_sema_grant(S, sem); /* those who queued behind while it ran */
         lua_pushboolean(L, 1);
-        return 1;
+        lua_pushnil(L); /* as OpenResty's semaphore handler resumes it */
+        return 2;
     }
     lua_pushboolean(L, 0);
     lua_pushliteral(L, "timeout");

@@ -725,6 +725,8 @@ cs_thread_wait(lua_State *L)
     cs_co_t *me;
     int n = lua_gettop(L), i, found = 0;
 
+    if (n == 0)
+        return luaL_error(L, "at least one coroutine should be specified");
     if (n == 1 && lua_type(L, 1) == LUA_TTABLE) {
         n = (int) lua_rawlen(L, 1);
         luaL_checkstack(L, n + 4, "too many threads");
@@ -732,7 +734,7 @@ cs_thread_wait(lua_State *L)
             lua_rawgeti(L, 1, i);
         lua_remove(L, 1);
     }
-    if (n == 0)
+    if (n == 0) /* an empty list */
         return luaL_argerror(L, 1, "lua thread expected");
 
     cur = cs_sched_current(S, L, "wait");
@@ -923,10 +925,21 @@ static int
 cs_thread_sleep(lua_State *L)
 {
     cs_sched_t *S = cs_sched_up(L);
-    lua_Number sec = luaL_checknumber(L, 1);
+    lua_Number sec;
     cs_thread_t *th;
 
-    luaL_argcheck(L, sec >= 0 && sec < 1e15, 1, "invalid sleep duration");
+    /* OpenResty's checks and messages (it counts in whole ms) */
+    if (lua_gettop(L) != 1)
+        return luaL_error(L, "attempt to pass %d arguments, but accepted 1",
+                          lua_gettop(L));
+    sec = luaL_checknumber(L, 1);
+    if (!(sec > -1e15 && sec < 1e15)) /* NaN too */
+        return luaL_error(L, "invalid sleep duration");
+    if ((lua_Integer) (sec * 1000) < 0)
+        return luaL_error(L, "invalid sleep duration \"%I\"",
+                          (LUAI_UACINT) (sec * 1000));
+    if (sec < 0) /* less than a ms below 0: 0 ms there */
+        sec = 0;
     th = cs_sched_current(S, L, "sleep");
     if (sec == 0) {
         S->op = CS_OP_SLEEP0;

@@ -42,6 +42,28 @@ local DIFFERENT = {
                        why = "a failed setpeername closes the socket here "
                           .. "(OpenResty keeps an unconnected one)" },
   },
+  ["semaphore"] = {
+    ["wait string"] = {
+      line = 'wait string: error "bad argument (number expected, got string)"',
+      why = "raises too; LuaJIT's arithmetic error names no variable" },
+    ["post 0"] = { line = 'post 0: error "no negative number"',
+                   why = "current lua-resty-core's message (0.1.25's reads "
+                      .. "\"positive number required\")" },
+    ["post -1"] = { line = 'post -1: error "no negative number"',
+                    why = "as post 0" },
+  },
+  ["timers"] = {
+    ["at negative"] = {
+      line = 'at negative: error "bad argument (invalid delay)"',
+      why = "0.10.23 casts a negative delay to an unsigned count of ms (a "
+         .. "timer that never fires); raised here" },
+  },
+  ["udp two readers"] = {
+    send = { line = "send: 1",
+             why = "a send is allowed while another thread receives (README)" },
+    ["first reader"] = { line = 'first reader: true "hi"',
+                         why = "so the reader gets the echo" },
+  },
   ["close from another thread while sending"] = {
     close = { line = "close: 1",
               why = "close() wakes the parked sender (OpenResty: busy)" },

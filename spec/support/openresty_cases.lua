@@ -943,6 +943,147 @@ case("udp setpeername again and unix", function(t)
 end)
 
 ---------------------------------------------------------------------------
+-- light threads, sleep, semaphores, timers
+
+case("spawn and wait order", function(t)
+  local log = {}
+  local function f(name, n)
+    log[#log + 1] = name .. " start"
+    for i = 1, n do
+      ngx.sleep(0)
+      log[#log + 1] = name .. " " .. i
+    end
+    return name, n
+  end
+  local a = ngx.thread.spawn(f, "a", 2)
+  log[#log + 1] = "after a"
+  local b = ngx.thread.spawn(f, "b", 1)
+  log[#log + 1] = "after b"
+  t.out("types", type(a), type(b))
+  t.out("wait a", ngx.thread.wait(a))
+  t.out("wait b", ngx.thread.wait(b))
+  t.out("log", table.concat(log, ","))
+end)
+
+case("wait for the first of several", function(t)
+  local a = ngx.thread.spawn(function() ngx.sleep(0.05) return "a" end)
+  local b = ngx.thread.spawn(function() ngx.sleep(0.01) return "b" end)
+  t.out("first", ngx.thread.wait(a, b))
+  t.out("second", ngx.thread.wait(a))
+  t.try("again", ngx.thread.wait, b)
+end)
+
+case("threads that fail", function(t)
+  local a = ngx.thread.spawn(function() error("boom") end)
+  local b = ngx.thread.spawn(function() ngx.sleep(0.01) error({}) end)
+  local c = ngx.thread.spawn(function() error() end)
+  local ok, err = ngx.thread.wait(a)
+  t.out("a", ok, (tostring(err):gsub("^.-:%d+: ", "")))
+  ok, err = ngx.thread.wait(b)
+  t.out("b", ok, type(err))
+  t.out("c", ngx.thread.wait(c))
+end)
+
+case("kill", function(t)
+  local a = ngx.thread.spawn(function() ngx.sleep(1) end)
+  t.out("kill", ngx.thread.kill(a))
+  t.out("kill again", ngx.thread.kill(a))
+  t.try("wait killed", ngx.thread.wait, a)
+  local b = ngx.thread.spawn(function() return "done" end)
+  t.out("kill finished", ngx.thread.kill(b))
+  t.out("wait finished", ngx.thread.wait(b))
+  t.try("kill not a thread", ngx.thread.kill, {})
+  t.try("wait not a thread", ngx.thread.wait, {})
+  t.try("wait nothing", ngx.thread.wait)
+  local co = coroutine.create(function() end)
+  t.try("kill a coroutine", ngx.thread.kill, co)
+  t.try("wait a coroutine", ngx.thread.wait, co)
+end)
+
+case("a thread spawned by a thread", function(t)
+  local inner
+  local outer = ngx.thread.spawn(function()
+    inner = ngx.thread.spawn(function() ngx.sleep(0.02) return "inner" end)
+    return "outer"
+  end)
+  t.out("wait outer", ngx.thread.wait(outer))
+  t.try("wait inner (not ours)", ngx.thread.wait, inner)
+  t.try("kill inner (not ours)", ngx.thread.kill, inner)
+  ngx.sleep(0.05)
+end)
+
+case("coroutines inside a light thread", function(t)
+  local th = ngx.thread.spawn(function()
+    local co = coroutine.wrap(function(a)
+      local b = coroutine.yield(a + 1)
+      ngx.sleep(0.01)
+      local c = coroutine.yield(b * 2)
+      return c .. "!"
+    end)
+    return co(1), co(10), co("end")
+  end)
+  t.out("wait", ngx.thread.wait(th))
+  local co = coroutine.create(function() ngx.sleep(0) return 1 end)
+  t.out("resume", coroutine.resume(co))
+  t.out("status", coroutine.status(co))
+  t.out("yield in main", pcall(coroutine.yield))
+end)
+
+case("sleep arguments", function(t)
+  t.try("sleep 0", ngx.sleep, 0)
+  t.try("sleep -1", ngx.sleep, -1)
+  t.try("sleep string", ngx.sleep, "0.001")
+  t.try("sleep bad string", ngx.sleep, "x")
+  t.try("sleep none", ngx.sleep)
+  t.try("sleep table", ngx.sleep, {})
+end)
+
+case("semaphore", function(t)
+  local semaphore = require "ngx.semaphore"
+  local sema = semaphore.new()
+  t.out("count", sema:count())
+  t.out("wait 0", sema:wait(0))
+  t.out("wait timeout", sema:wait(0.01))
+  local th = ngx.thread.spawn(function() return sema:wait(1) end)
+  t.out("post", sema:post())
+  t.out("waiter", ngx.thread.wait(th))
+  t.out("post 3", sema:post(3))
+  t.out("count", sema:count())
+  t.out("wait", sema:wait(0))
+  t.out("count", sema:count())
+  local s2 = semaphore.new(2)
+  t.out("new(2) count", s2:count())
+  t.try("new -1", semaphore.new, -1)
+  t.try("wait -1", sema.wait, sema, -1)
+  t.try("wait string", sema.wait, sema, "x")
+  t.try("post 0", sema.post, sema, 0)
+  t.try("post -1", sema.post, sema, -1)
+end)
+
+case("timers", function(t)
+  local got = {}
+  t.out("at", ngx.timer.at(0, function(premature, a, b)
+    got[#got + 1] = tostring(premature) .. " " .. a .. " " .. b
+  end, "x", "y"))
+  t.try("at negative", ngx.timer.at, -1, function() end)
+  t.try("at no function", ngx.timer.at, 0, 1)
+  t.try("at no delay", ngx.timer.at, nil, function() end)
+  ngx.sleep(0.02)
+  t.out("ran", table.concat(got, ";"))
+end)
+
+case("udp two readers", function(t)
+  local u = ngx.socket.udp()
+  u:settimeout(100)
+  u:setpeername("127.0.0.1", t.udp)
+  local th = ngx.thread.spawn(function() return u:receive() end)
+  t.out("second reader", u:receive())
+  t.out("send", u:send("hi"))
+  t.out("first reader", ngx.thread.wait(th))
+  u:close()
+end)
+
+---------------------------------------------------------------------------
 -- the runner
 
 -- a value as text, the same on LuaJIT and Lua 5.4

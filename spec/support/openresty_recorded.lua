@@ -447,4 +447,70 @@ send: 1
 receive: "again"
 setpeername missing: nil "no such file or directory"
 send after: nil "transport endpoint is not connected"]==],
+  ["spawn and wait order"] = [==[
+types: "thread" "thread"
+wait a: true "a" 2
+wait b: true "b" 1
+log: "a start,after a,b start,after b,a 1,b 1,a 2"]==],
+  ["wait for the first of several"] = [==[
+first: true "b"
+second: true "a"
+again: nil "already waited or killed"]==],
+  ["threads that fail"] = [==[
+a: false "boom"
+b: false "table"
+c: false nil]==],
+  ["kill"] = [==[
+kill: 1
+kill again: nil "already waited or killed"
+wait killed: nil "already waited or killed"
+kill finished: nil "already terminated"
+wait finished: nil "already waited or killed"
+kill not a thread: error "bad argument #1 to '?' (lua thread expected)"
+wait not a thread: error "bad argument #1 to '?' (lua thread expected)"
+wait nothing: error "at least one coroutine should be specified"
+kill a coroutine: nil "not user thread"
+wait a coroutine: error "attempt to wait on a coroutine that is not a user thread"]==],
+  ["a thread spawned by a thread"] = [==[
+wait outer: true "outer"
+wait inner (not ours): error "only the parent coroutine can wait on the thread"
+kill inner (not ours): nil "killer not parent"]==],
+  ["coroutines inside a light thread"] = [==[
+wait: true 2 20 "end!"
+resume: true 1
+status: "dead"
+yield in main: true]==],
+  ["sleep arguments"] = [==[
+sleep 0:
+sleep -1: error "invalid sleep duration \034-1000\034"
+sleep string:
+sleep bad string: error "bad argument #1 to '?' (number expected, got string)"
+sleep none: error "attempt to pass 0 arguments, but accepted 1"
+sleep table: error "bad argument #1 to '?' (number expected, got table)"]==],
+  ["semaphore"] = [==[
+count: 0
+wait 0: nil "timeout"
+wait timeout: false "timeout"
+post: true
+waiter: true true nil
+post 3: true
+count: 3
+wait: true
+count: 2
+new(2) count: 2
+new -1: error "no negative number"
+wait -1: error "no negative number"
+wait string: error "attempt to perform arithmetic on a nil value"
+post 0: error "positive number required"
+post -1: error "positive number required"]==],
+  ["timers"] = [==[
+at: 1
+at negative: 1
+at no function: error "bad argument #2 to '?' (Lua function expected)"
+at no delay: error "bad argument #1 to '?' (number expected, got nil)"
+ran: "false x y"]==],
+  ["udp two readers"] = [==[
+second reader: nil "socket busy"
+send: nil "socket busy"
+first reader: true nil "timeout"]==],
 }
