@@ -64,6 +64,17 @@ local DIFFERENT = {
     ["first reader"] = { line = 'first reader: true "hi"',
                          why = "so the reader gets the echo" },
   },
+  ["ngx.re.match"] = {
+    ["bad regex"] = {
+      line = 'bad regex: nil "pcre2_compile() failed: missing closing '
+        .. 'parenthesis in \\034(\\034"',
+      why = "PCRE2's message, as OpenResty built with PCRE2 (1.21.4 on) "
+         .. "says it; Debian's nginx uses PCRE" },
+  },
+  ["string helpers"] = {
+    null = { line = 'null: userdata "userdata" "userdata: (nil)"',
+             why = "tostring of a NULL light userdata: Lua 5.4 prints %p" },
+  },
   ["close from another thread while sending"] = {
     close = { line = "close: 1",
               why = "close() wakes the parked sender (OpenResty: busy)" },

@@ -1084,10 +1084,94 @@ case("udp two readers", function(t)
 end)
 
 ---------------------------------------------------------------------------
+-- ngx.re (PCRE) and the string helpers
+
+case("ngx.re.match", function(t)
+  t.out("plain", ngx.re.match("hello, 1234", "([0-9])([0-9]+)"))
+  t.out("named", ngx.re.match("hello, 1234", "(?<first>[a-z]+), (?<n>\\d+)"))
+  t.out("no match", ngx.re.match("hello", "\\d"))
+  t.out("optional group", ngx.re.match("ab", "(a)(x)?(b)"))
+  t.out("case-insensitive", ngx.re.match("HELLO", "hello", "i"))
+  t.out("anchored", ngx.re.match("xhello", "hello", "a"))
+  t.out("jo", ngx.re.match("foo bar", "\\w+", "jo"))
+  t.out("utf8", ngx.re.match("héllo", "h(.)", "u"))
+  t.out("bytes", ngx.re.match("héllo", "h(.)"))
+  local ctx = { pos = 3 }
+  t.out("ctx", ngx.re.match("a1b2c3", "[0-9]", "", ctx), ctx.pos)
+  t.try("bad regex", ngx.re.match, "x", "(")
+  t.try("bad option", ngx.re.match, "x", "x", "Z")
+  t.out("empty", ngx.re.match("", "^$"))
+  t.out("dup names", ngx.re.match("ab", "(?<x>a)|(?<x>b)", "D"))
+end)
+
+case("ngx.re.find, gmatch", function(t)
+  t.out("find", ngx.re.find("hello, 1234", "[0-9]+"))
+  t.out("find nth", ngx.re.find("hello, 1234", "([a-z]+), ([0-9]+)", "",
+                                nil, 2))
+  t.out("find none", ngx.re.find("hello", "[0-9]"))
+  t.out("find empty", ngx.re.find("abc", "x*"))
+  local it = ngx.re.gmatch("a1b22c333", "([a-z])([0-9]+)")
+  for i = 1, 4 do t.out("gmatch " .. i, it()) end
+  local it2 = ngx.re.gmatch("abc", "")
+  for i = 1, 5 do t.out("gmatch empty " .. i, it2()) end
+end)
+
+case("ngx.re.sub, gsub", function(t)
+  t.out("sub", ngx.re.sub("hello, world", "o", "0"))
+  t.out("sub $0", ngx.re.sub("hello", "l+", "[$0]"))
+  t.out("sub ${1}", ngx.re.sub("hello", "(e)(l+)", "${2}${1}"))
+  t.out("gsub", ngx.re.gsub("hello, world", "o", "0"))
+  t.out("gsub fn", ngx.re.gsub("a1b2", "[0-9]", function(m)
+    return "<" .. m[0] .. ">"
+  end))
+  t.out("gsub empty", ngx.re.gsub("abc", "", "-"))
+  t.out("gsub none", ngx.re.gsub("abc", "x", "-"))
+  t.out("gsub $$", ngx.re.gsub("abc", "b", "$$"))
+  t.try("gsub bad template", ngx.re.gsub, "abc", "b", "$x")
+  t.try("gsub bad template 2", ngx.re.gsub, "abc", "b", "${1")
+  t.out("gsub utf8", ngx.re.gsub("héllo", ".", "x", "u"))
+end)
+
+case("string helpers", function(t)
+  t.out("escape_uri", ngx.escape_uri("a b&c=d/é~_-.!*'()"))
+  t.out("escape_uri 2", ngx.escape_uri("a b/c?d", 2))
+  t.out("unescape_uri", ngx.unescape_uri("a%20b+c%zz%4"))
+  -- (one key per call: the order of several follows the hash table)
+  t.out("encode_args", ngx.encode_args({ a = 1 }), ngx.encode_args({ b = true }),
+        ngx.encode_args({ c = false }), ngx.encode_args({ d = { "x", "y" } }),
+        ngx.encode_args({ ["e f"] = "g h" }), ngx.encode_args({}))
+  t.out("decode_args", ngx.decode_args("a=1&b&c=&a=2&d=%20x+y"))
+  t.out("decode_args max", ngx.decode_args("a=1&b=2&c=3", 2))
+  t.out("quote_sql_str", ngx.quote_sql_str("a'b\\c\0d\n\r\026\"e"))
+  t.out("md5", ngx.md5("hello"))
+  t.out("sha1_bin", ngx.encode_base64(ngx.sha1_bin("hello")))
+  t.out("md5_bin", ngx.encode_base64(ngx.md5_bin("")))
+  t.out("crc32_short", ngx.crc32_short("hello"))
+  t.out("crc32_long", ngx.crc32_long("hello"))
+  t.out("base64", ngx.encode_base64("\0\1\2ab"), ngx.encode_base64("ab", true))
+  t.out("decode_base64", ngx.decode_base64("YWJj"), ngx.decode_base64("YWJ"),
+        ngx.decode_base64("!!"))
+  t.out("hmac_sha1", ngx.encode_base64(ngx.hmac_sha1("key", "msg")))
+  t.out("http_time", ngx.http_time(1290079655))
+  t.out("cookie_time", ngx.cookie_time(1290079655))
+  t.out("parse_http_time", ngx.parse_http_time("Thu, 18 Nov 2010 11:27:35 GMT"),
+        ngx.parse_http_time("bad"))
+  t.out("null", ngx.null, type(ngx.null), tostring(ngx.null))
+  t.try("md5 number", ngx.md5, 12)
+  t.try("md5 nil", ngx.md5, nil)
+  t.try("escape_uri nil", ngx.escape_uri, nil)
+  t.try("encode_base64 table", function()
+    return type(ngx.encode_base64({}))
+  end)
+end)
+
+---------------------------------------------------------------------------
 -- the runner
 
 -- a value as text, the same on LuaJIT and Lua 5.4
-local function show(v)
+local show
+
+function show(v)
   local ty = type(v)
   if ty == "string" then
     return '"' .. v:gsub('[%c"\\\128-\255]', function(c)
@@ -1101,6 +1185,20 @@ local function show(v)
     return ("%.14g"):format(v)
   elseif ty == "nil" or ty == "boolean" then
     return tostring(v)
+  elseif ty == "table" and v == ngx.null then
+    return "ngx.null"
+  elseif ty == "table" and getmetatable(v) == nil then
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b)
+      if type(a) ~= type(b) then return type(a) < type(b) end
+      return a < b
+    end)
+    local parts = {}
+    for _, k in ipairs(keys) do
+      parts[#parts + 1] = show(k) .. "=" .. show(v[k])
+    end
+    return "{" .. table.concat(parts, ",") .. "}"
   end
   return ty
 end

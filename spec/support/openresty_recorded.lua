@@ -513,4 +513,69 @@ ran: "false x y"]==],
 second reader: nil "socket busy"
 send: nil "socket busy"
 first reader: true nil "timeout"]==],
+  ["ngx.re.match"] = [==[
+plain: {0="1234",1="1",2="234"}
+named: {0="hello, 1234",1="hello",2="1234","first"="hello","n"="1234"}
+no match: nil
+optional group: {0="ab",1="a",2=false,3="b"}
+case-insensitive: {0="HELLO"}
+anchored: nil
+jo: {0="foo"}
+utf8: {0="h\195\169",1="\195\169"}
+bytes: {0="h\195",1="\195"}
+ctx: {0="2"} 5
+bad regex: nil "pcre_compile() failed: missing ) in \034(\034"
+bad option: error "unknown flag \034Z\034 (flags \034Z\034)"
+empty: {0=""}
+dup names: {0="a",1="a",2=false,"x"={1="a"}}]==],
+  ["ngx.re.find, gmatch"] = [==[
+find: 8 11
+find nth: 8 11
+find none: nil
+find empty: 1 0
+gmatch 1: {0="a1",1="a",2="1"}
+gmatch 2: {0="b22",1="b",2="22"}
+gmatch 3: {0="c333",1="c",2="333"}
+gmatch 4: nil
+gmatch empty 1: {0=""}
+gmatch empty 2: {0=""}
+gmatch empty 3: {0=""}
+gmatch empty 4: {0=""}
+gmatch empty 5: nil]==],
+  ["ngx.re.sub, gsub"] = [==[
+sub: "hell0, world" 1
+sub $0: "he[ll]o" 1
+sub ${1}: "hlleo" 1
+gsub: "hell0, w0rld" 2
+gsub fn: "a<1>b<2>" 2
+gsub empty: "-a-b-c-" 4
+gsub none: "abc" 0
+gsub $$: "a$c" 1
+gsub bad template: nil nil "failed to compile the replacement template"
+gsub bad template 2: nil nil "failed to compile the replacement template"
+gsub utf8: "xxxxx" 5]==],
+  ["string helpers"] = [==[
+escape_uri: "a%20b%26c%3Dd%2F%C3%A9~_-.!*'()"
+escape_uri 2: "a%20b%2Fc%3Fd"
+unescape_uri: "a b c%zz%4"
+encode_args: "a=1" "b" "" "d=x&d=y" "e%20f=g%20h" ""
+decode_args: {"a"={1="1",2="2"},"b"=true,"c"="","d"=" x y"}
+decode_args max: {"a"="1","b"="2"} "truncated"
+quote_sql_str: "'a\092'b\092\092c\0920d\092n\092r\092Z\092\034e'"
+md5: "5d41402abc4b2a76b9719d911017c592"
+sha1_bin: "qvTGHdzF6KLavt4PO0gs2a6pQ00="
+md5_bin: "1B2M2Y8AsgTpgAmY7PhCfg=="
+crc32_short: 907060870
+crc32_long: 907060870
+base64: "AAECYWI=" "YWI"
+decode_base64: "abc" "ab" nil
+hmac_sha1: "ECkAtyt78QMe7Ha0gEtmBSN2iWs="
+http_time: "Thu, 18 Nov 2010 11:27:35 GMT"
+cookie_time: "Thu, 18-Nov-10 11:27:35 GMT"
+parse_http_time: 1290079655 nil
+null: userdata "userdata" "userdata: NULL"
+md5 number: "c20ad4d76fe97759aa27a0c99bff6710"
+md5 nil: "d41d8cd98f00b204e9800998ecf8427e"
+escape_uri nil: ""
+encode_base64 table: "string"]==],
 }
