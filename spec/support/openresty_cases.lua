@@ -22,6 +22,18 @@ local function case(name, fn)
   cases[#cases + 1] = { name = name, fn = fn }
 end
 
+-- sends 1 MiB at a time to a peer that does not read, until a send fails
+-- (64 MiB at most); returns what the last send returned
+local function fill(sock)
+  local big = string.rep("z", 1024 * 1024)
+  local n, err
+  for _ = 1, 64 do
+    n, err = sock:send(big)
+    if not n then break end
+  end
+  return n, err
+end
+
 ---------------------------------------------------------------------------
 -- connect
 
@@ -390,13 +402,7 @@ end)
 case("send timeout", function(t)
   local sock = t.tcp("s:0.5")
   sock:settimeouts(1000, 30, 1000)
-  local big = string.rep("z", 1024 * 1024)
-  local n, err
-  for _ = 1, 64 do
-    n, err = sock:send(big)
-    if not n then break end
-  end
-  t.out("send", n, err)
+  t.out("send", fill(sock))
   t.out("send again", sock:send("x") ~= nil)
   sock:close()
 end)
@@ -471,15 +477,7 @@ end)
 case("close from another thread while sending", function(t)
   local sock = t.tcp("s:0.3")
   sock:settimeouts(1000, 200, 1000)
-  local th = ngx.thread.spawn(function()
-    local big = string.rep("z", 1024 * 1024)
-    local n, err
-    for _ = 1, 64 do
-      n, err = sock:send(big)
-      if not n then break end
-    end
-    return n, err
-  end)
+  local th = ngx.thread.spawn(fill, sock)
   ngx.sleep(0.05)
   t.out("close", sock:close())
   t.out("sender", ngx.thread.wait(th))
@@ -811,13 +809,7 @@ end)
 case("after a send timeout the read half goes on", function(t)
   local sock = t.tcp("s:0.3 w:late%0A")
   sock:settimeouts(1000, 30, 1000)
-  local big = string.rep("z", 1024 * 1024)
-  local n, err
-  for _ = 1, 64 do
-    n, err = sock:send(big)
-    if not n then break end
-  end
-  t.out("send", n, err)
+  t.out("send", fill(sock))
   t.out("send again", sock:send("x"))
   t.out("setkeepalive", sock:setkeepalive())
   t.out("receive", sock:receive())
@@ -828,15 +820,7 @@ end)
 case("two threads sending on one socket", function(t)
   local sock = t.tcp("s:0.3")
   sock:settimeouts(1000, 100, 1000)
-  local th = ngx.thread.spawn(function()
-    local big = string.rep("z", 1024 * 1024)
-    local n, err
-    for _ = 1, 64 do
-      n, err = sock:send(big)
-      if not n then break end
-    end
-    return n, err
-  end)
+  local th = ngx.thread.spawn(fill, sock)
   ngx.sleep(0.02)
   t.out("second sender", sock:send("x"))
   t.out("first sender", ngx.thread.wait(th))
@@ -846,13 +830,7 @@ end)
 case("kill a thread parked in send", function(t)
   local sock = t.tcp("s:0.3")
   sock:settimeouts(1000, 1000, 1000)
-  local th = ngx.thread.spawn(function()
-    local big = string.rep("z", 1024 * 1024)
-    for _ = 1, 64 do
-      local n, err = sock:send(big)
-      if not n then return n, err end
-    end
-  end)
+  local th = ngx.thread.spawn(fill, sock)
   ngx.sleep(0.02)
   t.out("kill", ngx.thread.kill(th))
   t.out("send after kill", sock:send("x"))
