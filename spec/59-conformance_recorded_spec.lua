@@ -149,7 +149,10 @@ end
 -- progress), bytes still in the kernel where OpenResty had read them
 local SHORT_IO_PENDING = {
   ["receiveany"] = true,
+  ["receiveany after a line left data buffered"] = true,
   ["send timeout"] = true,
+  ["after a send timeout the read half goes on"] = true,
+  ["two threads sending on one socket"] = true,
   ["setkeepalive with a partly read line"] = true,
 }
 
