@@ -566,13 +566,14 @@ cs_udp_settimeout(lua_State *L)
     cs_udp_t *u = cs_udp_check(L);
     lua_Number t;
 
+    /* OpenResty's: (ngx_int_t) lua_tonumber, and what is not above 0
+     * (no number, negative, under 1 ms) means the default */
     if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
-    t = luaL_checknumber(L, 2);
-    if (!(t >= 0 && t < 2147483648.0))
-        return luaL_error(L, "bad timeout value");
-    u->timeout = (t > 0 && t < 1) ? 1 : (int) t;
+        return luaL_error(L, "ngx.socket settimeout: expecting at least 2 "
+                             "arguments (including the object) but seen %d",
+                          lua_gettop(L));
+    t = lua_tonumber(L, 2);
+    u->timeout = !(t >= 1) ? 0 : t < 2147483647.0 ? (int) t : 2147483647;
     return 0;
 }
 

@@ -447,6 +447,38 @@ send: 1
 receive: "again"
 setpeername missing: nil "no such file or directory"
 send after: nil "transport endpoint is not connected"]==],
+  ["getoption after setoption"] = [==[
+set keepalive: true
+get keepalive: 1
+set tcp-nodelay: true
+get tcp-nodelay: 1
+set reuseaddr: true
+get reuseaddr: 0
+get unknown: nil "unsupported option nope"
+get none: nil "missing the \034option\034 argument"
+get closed: nil "closed"]==],
+  ["tcp bind"] = [==[
+bind: true
+connect: 1
+bind bad: nil "bad address"
+bind ipv4 with port: nil "bad address"
+bind number: nil "bad address"
+bind none: error "expecting 2 arguments, but got 1"]==],
+  ["udp settimeout and sends"] = [==[
+settimeout string:
+settimeout -1:
+settimeout none: error "ngx.socket settimeout: expecting at least 2 arguments (including the object) but seen 1"
+setpeername: 1
+send nested: 1
+receive: "ab1.5"
+send table with boolean: error "bad argument #2 to '?' (bad data type boolean found)"
+send function: error "bad argument #2 to '?' (string, number, boolean, nil, or array table expected, got function)"
+send nil: 1
+receive: "nil"
+send none: error "expecting 2 arguments (including the object), but got 1"
+setpeername after close: 1
+send: 1
+receive: "back"]==],
   ["spawn and wait order"] = [==[
 types: "thread" "thread"
 wait a: true "a" 2
