@@ -545,6 +545,27 @@ ran: "false x y"]==],
 second reader: nil "socket busy"
 send: nil "socket busy"
 first reader: true nil "timeout"]==],
+  ["coroutine API on light threads"] = [==[
+inside running: "thread"
+status spawned: "running"
+status ended: "zombie"
+wait: true "r"
+status waited: "dead"
+status sleeping: "running"
+resume a light thread: false "cannot resume running coroutine"
+kill: 1
+status killed: "dead"
+main running: "thread"]==],
+  ["yield and sockets inside coroutines and pcall"] = [==[
+first resume: true "ping"
+second resume: true "arg" false "inner"
+status: "dead"
+resume dead: false "cannot resume dead coroutine"
+wrap 1: "x"
+wrap 2: "wrapped"]==],
+  ["a light thread spawned inside a coroutine"] = [==[
+resume 1: true "yielded"
+resume 2: true true "from thread"]==],
   ["ngx.re.match"] = [==[
 plain: {0="1234",1="1",2="234"}
 named: {0="hello, 1234",1="hello",2="1234","first"="hello","n"="1234"}

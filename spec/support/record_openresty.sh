@@ -75,9 +75,12 @@ EOF
 nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log"
 for _ in $(seq 50); do [ -s "$dir/logs/nginx.pid" ] && break; sleep 0.1; done
 python3 - "$http_port" "$out.tmp" <<'EOF'
-import sys, urllib.request
-body = urllib.request.urlopen("http://127.0.0.1:%s/record" % sys.argv[1],
-                              timeout=300).read()
+import http.client, sys, urllib.request
+try:
+    body = urllib.request.urlopen("http://127.0.0.1:%s/record" % sys.argv[1],
+                                  timeout=300).read()
+except http.client.IncompleteRead as e:  # nginx aborted the request
+    body = e.partial
 open(sys.argv[2], "wb").write(body)
 EOF
 if ! tail -n 1 "$out.tmp" | grep -q '^}$'; then
