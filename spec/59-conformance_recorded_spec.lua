@@ -91,18 +91,11 @@ local function own_dir()
   return (src:match("^(.*)/[^/]*$") or ".")
 end
 
-local function own_pid()
-  local f = assert(io.open("/proc/self/stat", "r"))
-  local pid = f:read("a"):match("^(%d+)")
-  f:close()
-  return pid
-end
-
 local peer, peer_proc
 
 local function start_peer()
   local cmd = ("exec env -u LD_PRELOAD python3 %s/support/script_peer.py "
-               .. "--parent %s </dev/null"):format(own_dir(), own_pid())
+               .. "--parent %s </dev/null"):format(own_dir(), net.own_pid())
   peer_proc = assert(io.popen(cmd, "r"))
   local line = peer_proc:read("l") or ""
   local port, refused, udp, udp_refused, unix, pid = line:match(

@@ -120,6 +120,15 @@ function net.python_server(code)
   return port, f
 end
 
+-- the pid of this process (io.popen's children see it as their parent or
+-- grandparent: the peers given it with --parent exit when it is gone)
+function net.own_pid()
+  local f = assert(io.open("/proc/self/stat", "r"))
+  local pid = f:read("a"):match("^(%d+)")
+  f:close()
+  return assert(tonumber(pid))
+end
+
 -- whether process pid runs (it is neither gone nor a zombie)
 function net.alive(pid)
   local f = io.open("/proc/" .. pid .. "/stat", "r")

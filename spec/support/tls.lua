@@ -108,15 +108,6 @@ local function own_dir()
   return dir
 end
 
--- the pid of this process (io.popen's children see it as their parent or
--- grandparent; the peer exits when it is gone)
-local function own_pid()
-  local f = assert(io.open("/proc/self/stat", "r"))
-  local pid = f:read("a"):match("^(%d+)")
-  f:close()
-  return assert(tonumber(pid))
-end
-
 ---------------------------------------------------------------------------
 -- availability
 
@@ -350,7 +341,7 @@ function tls.server(opts)
   local host = opts.host or "127.0.0.1"
   local args = {
     sh_quote(tls.python), sh_quote(own_dir() .. "/tls_peer.py"),
-    "--parent", own_pid(), "--mode", mode, "--host", sh_quote(host),
+    "--parent", net.own_pid(), "--mode", mode, "--host", sh_quote(host),
     "--cert", sh_quote(opts.cert or c.server_crt),
     "--key", sh_quote(opts.key or c.server_key),
   }
