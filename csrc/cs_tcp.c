@@ -74,8 +74,8 @@ typedef struct cs_tcp_s {
     unsigned char pooled;     /* has a pool key (connected by connect) */
     unsigned char keyhost;    /* the pool key is "host:port" */
     unsigned char wconnect;   /* s.writer is parked in connect, not send */
-    unsigned char rclosed;    /* a read error ended the read half */
-    unsigned char wclosed;    /* a send error ended the write half */
+    unsigned char ended;      /* EV_READ, EV_WRITE: the halves an I/O
+                               * error ended */
     unsigned char aborted;    /* close() while the name was resolving */
     unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
     unsigned char created;    /* connect was called, or accept made it */
@@ -229,8 +229,7 @@ static int
 cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 {
     if (u->s.fd < 0 /* resolving the name counts as closed, as there */
-        || ((what & EV_READ) && u->rclosed)
-        || ((what & EV_WRITE) && u->wclosed))
+        || (what & u->ended) != 0)
         return cs_sock_fail(L, "closed");
     if (cs_tcp_connecting(u))
         return cs_sock_fail(L, "socket busy connecting");
@@ -286,8 +285,7 @@ cs_tcp_close_conn(cs_tcp_t *u)
     cs_buf_free(&u->in);
     cs_tcp_drop_hold(u);
     u->reused = 0;
-    u->rclosed = 0;
-    u->wclosed = 0;
+    u->ended = 0;
 }
 
 
@@ -304,14 +302,12 @@ cs_tcp_close_conn(cs_tcp_t *u)
 static void
 cs_tcp_half_close(cs_tcp_t *u, short what)
 {
+    u->ended |= (unsigned char) what;
     if (what == EV_READ) {
-        u->rclosed = 1;
         cs_buf_free(&u->in);
         cs_tcp_drop_hold(u);
-    } else {
-        u->wclosed = 1;
     }
-    if (u->rclosed && u->wclosed)
+    if (u->ended == (EV_READ | EV_WRITE))
         cs_tcp_close_conn(u);
 }
 
