@@ -34,6 +34,7 @@
 #define CS_TCP_RECV_CHUNK 16384
 #define CS_TCP_RESERVE (1024 * 1024)    /* most a count reserves at once */
 #define CS_UNTIL_MT "corosched.until"
+#define CS_TCP_CLOSE_ONCE 0x80         /* in ended; not an EV_* bit */
 
 enum { CS_RX_LINE, CS_RX_ALL, CS_RX_COUNT, CS_RX_UNTIL, CS_RX_ANY };
 
@@ -74,8 +75,9 @@ typedef struct cs_tcp_s {
     unsigned char pooled;     /* has a pool key (connected by connect) */
     unsigned char keyhost;    /* the pool key is "host:port" */
     unsigned char wconnect;   /* s.writer is parked in connect, not send */
-    unsigned char ended;      /* EV_READ, EV_WRITE: the halves an I/O
-                               * error ended */
+    unsigned char ended;      /* EV_WRITE: a send error ended the write
+                               * half; CS_TCP_CLOSE_ONCE: a read error
+                               * closed it, close() still says 1 */
     unsigned char aborted;    /* close() while the name was resolving */
     unsigned char eof;        /* "*a" read the peer's FIN (it stays) */
     unsigned char created;    /* connect was called, or accept made it */
@@ -290,25 +292,34 @@ cs_tcp_close_conn(cs_tcp_t *u)
 
 
 /*
- * An I/O error ends one half of the connection, as OpenResty's
- * finalize_read_part / finalize_write_part do: a read error other than a
- * timeout the read half (receives say "closed", what was buffered goes),
- * a send error or timeout the write half; the other half goes on (a send
- * after the peer's FIN, a receive after a send failed). setkeepalive
- * refuses a half-closed connection, close() closes it and says 1. Once
- * both halves are gone the connection is closed, and close() says
- * "closed".
+ * A send error or a send timeout ends the write half, as OpenResty's
+ * finalize_write_part: receives go on, sends say "closed", setkeepalive
+ * refuses the connection, close() closes it and says 1.
  */
 static void
-cs_tcp_half_close(cs_tcp_t *u, short what)
+cs_tcp_write_failed(cs_tcp_t *u)
 {
-    u->ended |= (unsigned char) what;
-    if (what == EV_READ) {
-        cs_buf_free(&u->in);
-        cs_tcp_drop_hold(u);
-    }
-    if (u->ended == (EV_READ | EV_WRITE))
-        cs_tcp_close_conn(u);
+    u->ended |= EV_WRITE;
+}
+
+
+/*
+ * A read error other than a timeout closes the connection, as
+ * lua-nginx-module's README says receive does ("for other connection
+ * errors, this method always automatically closes the connection"), so a
+ * send after it says "closed" (API.md; OpenResty 0.10.x ends only the read
+ * half and lets a send go out). close() then still says 1, once, as
+ * OpenResty's does there -- unless a send error had ended the write half
+ * already: with both halves gone it says "closed".
+ */
+static void
+cs_tcp_read_failed(cs_tcp_t *u)
+{
+    int wended = (u->ended & EV_WRITE) != 0;
+
+    cs_tcp_close_conn(u);
+    if (!wended)
+        u->ended = CS_TCP_CLOSE_ONCE;
 }
 
 
@@ -366,7 +377,7 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
                     cs_buf_len(out));
     cs_tcp_rx_clear(u);
     if (close)
-        cs_tcp_half_close(u, EV_READ);
+        cs_tcp_read_failed(u);
     return 3;
 }
 
@@ -931,7 +942,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
 
     if (status == LUA_YIELD) {
         if (th->wake == CS_SOCK_TIMEOUT) {
-            cs_tcp_half_close(u, EV_WRITE);
+            cs_tcp_write_failed(u);
             return cs_sock_fail(L, "timeout");
         }
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
@@ -949,7 +960,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
                                 cs_tcp_timeout(u, 1), "socket write", ctx,
                                 cs_tcp_send_k);
         n = errno;
-        cs_tcp_half_close(u, EV_WRITE);
+        cs_tcp_write_failed(u);
         return cs_sock_fail(L, cs_net_strerror((int) n));
     }
     lua_pushinteger(L, (lua_Integer) len);
@@ -1847,8 +1858,11 @@ cs_tcp_close(lua_State *L)
         lua_pushinteger(L, 1);
         return 1;
     }
-    if (u->s.fd < 0)
-        return cs_sock_fail(L, "closed");
+    if (u->s.fd < 0) {
+        if (u->ended != CS_TCP_CLOSE_ONCE)
+            return cs_sock_fail(L, "closed");
+        u->ended = 0;
+    }
     cs_tcp_close_conn(u); /* wakes a thread parked on it with "closed" */
     lua_pushinteger(L, 1);
     return 1;

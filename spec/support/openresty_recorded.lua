@@ -205,7 +205,7 @@ receive: nil "timeout" ""
 send: 14
 receive: "after timeout"
 receive: nil "closed" ""
-send: 1
+send after FIN: 1
 receive again: nil "closed"
 setkeepalive: nil "closed"
 close: 1]==],
