@@ -20,6 +20,7 @@ static const cs_open_pt cs_opens[] = {
     cs_timer_open,
     cs_sync_open,
     cs_socket_open,
+    cs_crypto_open,
     NULL
 };
 

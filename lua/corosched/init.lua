@@ -22,6 +22,7 @@ local _M = {
   queue = core.queue,
   socket = core.socket,
   resolve = core.resolve,
+  crypto = core.crypto, -- digests, HMAC, PBKDF2, random bytes (OpenSSL)
   null = core.null, -- a NULL light userdata, equal to ngx.null and cjson.null
 }
 

@@ -12,7 +12,9 @@
 -- OpenResty returns. The helpers those libraries call (base64, MD5, SHA-1,
 -- HMAC-SHA1, CRC-32, URI escaping, args, SQL quoting, LuaJIT's `bit` and
 -- `table.*` extensions) are written here in plain Lua 5.4 from their
--- specifications. What needs an nginx request, shared memory or PCRE
+-- specifications; lua-resty-string's and lua-resty-openssl's digest, HMAC,
+-- PBKDF2 and random modules (FFI there) are built on cs.crypto (OpenSSL).
+-- What needs an nginx request, shared memory or PCRE
 -- raises a clear error when called (or, for tables, indexed); every other
 -- field is nil, so that libraries' feature tests see the truth.
 local cs = require "corosched"
@@ -1275,6 +1277,156 @@ local resty_openssl_ssl = {
   end,
 }
 
+---------------------------------------------------------------------------
+-- lua-resty-string's digests, resty.string and resty.random, and the
+-- digest, hmac, kdf (PBKDF2) and rand modules of lua-resty-openssl: FFI
+-- modules both, so rebuilt here on cs.crypto (OpenSSL). lua-resty-mysql
+-- requires resty.sha256 at load time; pgmoon's SCRAM-SHA-256 takes
+-- resty.openssl.* when luaossl is not installed.
+
+local crypto = cs.crypto
+
+-- resty.sha1, resty.md5, resty.sha256...: new() (also :new()) -> object
+-- with update(s) -> true, final() -> the digest, reset() -> true
+local function resty_digest(alg)
+  local class = {}
+  local obj = { __index = {
+    update = function(self, s) return self.d:update(s) end,
+    final = function(self) return self.d:final() end,
+    reset = function(self) return self.d:reset() end,
+  } }
+  function class.new()
+    local d = crypto.digest(alg)
+    if not d then return nil end
+    return setmetatable({ d = d }, obj)
+  end
+  return class
+end
+
+local resty_string = {
+  to_hex = function(s)
+    s = checkstr(s, "to_hex", 1)
+    return (s:gsub(".", function(c) return format("%02x", byte(c)) end))
+  end,
+  -- the string's bytes as a C int (atoi)
+  atoi = function(s) return tointeger(tonumber(s:match("^%s*([+-]?%d+)"))
+                                      or 0) or 0 end,
+}
+
+local function random_bytes(len)
+  if mtype(len) == "float" then len = floor(len) end
+  if type(len) ~= "number" or len < 0 then return nil, "bad length" end
+  return crypto.random(len)
+end
+
+-- lua-resty-openssl's digest and hmac objects: update(...) takes any
+-- number of strings; final([s]) adds s first
+local function update_all(self, ...)
+  for i = 1, select("#", ...) do
+    local s = select(i, ...)
+    if type(s) ~= "string" then
+      return nil, self.name .. ":update: expect a string at #" .. i
+    end
+    self:_add(s)
+  end
+  return true
+end
+
+local digest_obj = { __index = {
+  name = "digest",
+  _add = function(self, s) self.d:update(s) end,
+  update = update_all,
+  final = function(self, s)
+    if s ~= nil then
+      local ok, err = self:update(s)
+      if not ok then return nil, err end
+    end
+    return self.d:final()
+  end,
+  reset = function(self) return self.d:reset() end,
+} }
+
+-- HMAC: the message is gathered and its MAC computed by final()
+local hmac_obj = { __index = {
+  name = "hmac",
+  _add = function(self, s) self.parts[#self.parts + 1] = s end,
+  update = update_all,
+  final = function(self, s)
+    if s ~= nil then
+      local ok, err = self:update(s)
+      if not ok then return nil, err end
+    end
+    local mac, err = crypto.hmac(self.alg, self.key, concat(self.parts))
+    self.parts = {}
+    return mac, err
+  end,
+  reset = function(self) self.parts = {} return true end,
+} }
+
+local function openssl_alg(alg, fname)
+  alg = alg or "sha1"
+  if type(alg) ~= "string" then
+    return nil, fname .. ": expect a string at #1"
+  end
+  if not crypto.digest(alg) then
+    return nil, fname .. ": invalid digest type \"" .. alg .. "\""
+  end
+  return alg
+end
+
+local resty_openssl_kdf = { PBKDF2 = 69, HKDF = 1036, TLS1_PRF = 1021,
+                            SCRYPT = 973 }
+
+function resty_openssl_kdf.derive(o)
+  local E = "kdf.derive: "
+  if type(o) ~= "table" then return nil, E .. "expect a table at #1" end
+  if o.type == nil then return nil, E .. '"type" must be set' end
+  if type(o.type) ~= "number" then
+    return nil, E .. 'expect a number as "type"'
+  end
+  if o.type ~= resty_openssl_kdf.PBKDF2 then
+    return nil, E .. "only PBKDF2 is available (corosched.ngx)"
+  end
+  if o.outlen == nil then return nil, E .. '"outlen" must be set' end
+  if type(o.pass) ~= "string" then
+    return nil, E .. 'except a string as "pass"'
+  end
+  local alg, err = openssl_alg(o.md, "kdf.derive")
+  if not alg then return nil, err end
+  return crypto.pbkdf2(alg, o.pass, o.salt or "", o.pbkdf2_iter or 1,
+                       o.outlen)
+end
+
+local resty_modules = {
+  ["resty.string"] = resty_string,
+  ["resty.random"] = { bytes = function(len) return random_bytes(len) end },
+  ["resty.openssl.digest"] = {
+    new = function(alg)
+      local name, err = openssl_alg(alg, "digest.new")
+      if not name then return nil, err end
+      return setmetatable({ d = crypto.digest(name) }, digest_obj)
+    end,
+  },
+  ["resty.openssl.hmac"] = {
+    new = function(key, alg)
+      if type(key) ~= "string" then
+        return nil, "hmac.new: expect a string at #1"
+      end
+      local name, err = openssl_alg(alg, "hmac.new")
+      if not name then return nil, err end
+      return setmetatable({ key = key, alg = name, parts = {} }, hmac_obj)
+    end,
+  },
+  ["resty.openssl.kdf"] = resty_openssl_kdf,
+  ["resty.openssl.rand"] = {
+    bytes = function(len) return random_bytes(len) end,
+  },
+}
+for _, alg in ipairs({ "md5", "sha1", "sha224", "sha256", "sha384",
+                       "sha512" }) do
+  resty_modules["resty." .. alg] = resty_digest(alg)
+end
+
 -- the modules install() adds to package.preload
 _M.modules = {
   ["resty.openssl.ssl"] = resty_openssl_ssl,
@@ -1299,6 +1451,7 @@ _M.modules = {
   ["table.isarray"] = table_isarray,
   ["table.clone"] = table_clone,
 }
+for name, mod in pairs(resty_modules) do _M.modules[name] = mod end
 
 -- Puts the `ngx` global and the package.preload entries in place and
 -- returns the ngx table; calling it again returns the same table.
