@@ -34,50 +34,21 @@ local pack = table.pack
 
 local server = {}
 
-local function sh_quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
 local alive = net.alive
 
-local function server_log()
-  local f = io.open(server.dir .. "/redis.log", "r")
-  if not f then return "(no log)" end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local function start_server()
-  local p = assert(io.popen("env -u LD_PRELOAD mktemp -d"))
-  server.dir = assert(p:read("l"))
-  p:close()
+  net.server_dir(server)
   server.path = server.dir .. "/redis.sock"
   server.port = net.free_port()
-  -- without the sanitizer runtimes that make check-asan preloads
-  local cmd = ("echo $$; exec env -u LD_PRELOAD redis-server --port %d "
-    .. "--bind 127.0.0.1 --unixsocket %s --unixsocketperm 700 "
-    .. "--save '' --appendonly no --daemonize no --dir %s --logfile '' "
-    .. "--loglevel warning >%s 2>&1")
-    :format(server.port, sh_quote(server.path), sh_quote(server.dir),
-            sh_quote(server.dir .. "/redis.log"))
-  server.proc = assert(io.popen(cmd, "r"))
-  server.pid = assert(tonumber(server.proc:read("l")))
+  local q = net.sh_quote
+  net.spawn(server, "redis", ("redis-server --port %d --bind 127.0.0.1 "
+    .. "--unixsocket %s --unixsocketperm 700 --save '' --appendonly no "
+    .. "--daemonize no --dir %s --logfile '' --loglevel warning")
+    :format(server.port, q(server.path), q(server.dir)))
 end
 
--- stops the server (SIGTERM, SIGKILL after a bounded wait) and reaps it
-local function stop_server()
-  if not server.proc then return end
-  net.stop_process(server.pid, server.proc)
-  server.proc = nil
-end
-
-local function remove_dir()
-  if server.dir then
-    os.execute("rm -rf " .. sh_quote(server.dir))
-    server.dir = nil
-  end
-end
+local function stop_server() net.stop(server) end
+local function remove_dir() net.remove(server) end
 
 ---------------------------------------------------------------------------
 -- A Redis client written the way lua-resty-redis is: everything it needs
@@ -212,14 +183,7 @@ end
 -- takes every idle connection out of a pool and closes it; returns how
 -- many there were (pools outlive cs.run; helper.run counts them)
 local function drain(opts, unix)
-  local n = 0
-  while true do
-    local red = client(opts, unix)
-    local reused = red:get_reused_times()
-    assert.equal(1, red:close())
-    if reused == 0 then return n end
-    n = n + 1
-  end
+  return net.drain_pool(function() return client(opts, unix) end)
 end
 
 -- the field of INFO section `section`, as a number
@@ -258,7 +222,7 @@ describe("redis-server as the peer", function()
       end
     end)
     if not ok then
-      local log = server_log()
+      local log = net.server_log(server)
       stop_server()
       remove_dir()
       error(tostring(err) .. "\nredis-server's log:\n" .. log, 0)

@@ -110,51 +110,8 @@ local DNSMASQ = program("dnsmasq")
 -- execs it, so io.popen's close reaps it), their files in a temporary
 -- directory
 
-local function sh_quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
-local function tmpdir()
-  local p = assert(io.popen("env -u LD_PRELOAD mktemp -d"))
-  local dir = assert(p:read("l"))
-  p:close()
-  return dir
-end
-
-local function read_file(path)
-  local f = io.open(path, "r")
-  if not f then return "(none)" end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
--- starts `cmd` (shell text; without the sanitizer runtimes that make
--- check-asan preloads), its output in dir/name.log; returns a server
--- table: { dir, log, proc, pid }
-local function spawn(srv, name, cmd)
-  srv.log = srv.dir .. "/" .. name .. ".log"
-  local sh = ("echo $$; exec env -u LD_PRELOAD %s >%s 2>&1")
-    :format(cmd, sh_quote(srv.log))
-  srv.proc = assert(io.popen(sh, "r"))
-  srv.pid = assert(tonumber(srv.proc:read("l")))
-  return srv
-end
-
--- SIGTERM (SIGKILL after a bounded wait), reaped
-local function stop(srv)
-  if srv and srv.proc then
-    net.stop_process(srv.pid, srv.proc)
-    srv.proc = nil
-  end
-end
-
-local function remove(srv)
-  if srv and srv.dir then
-    os.execute("rm -rf " .. sh_quote(srv.dir))
-    srv.dir = nil
-  end
-end
+local sh_quote, spawn, stop, remove = net.sh_quote, net.spawn, net.stop,
+  net.remove
 
 -- polls ready() (inside cs.run) until it returns true, for 5 s at most;
 -- on failure stops the server and raises with its log
@@ -168,7 +125,7 @@ local function wait_ready(srv, what, ready)
     end
   end)
   if not ok then
-    local log = read_file(srv.log)
+    local log = net.server_log(srv)
     stop(srv)
     remove(srv)
     error(tostring(err) .. "\n" .. what .. "'s log:\n" .. log, 0)
@@ -209,14 +166,7 @@ local function redis_block()
 
   -- takes the idle connections out of a pool and closes them; how many
   local function drain(opts, unix)
-    local n = 0
-    while true do
-      local red = client(opts, unix)
-      local reused = red:get_reused_times()
-      assert.equal(1, red:close())
-      if reused == 0 then return n end
-      n = n + 1
-    end
+    return net.drain_pool(function() return client(opts, unix) end)
   end
 
   -- a field of INFO section `section`, as a number
@@ -234,7 +184,7 @@ local function redis_block()
     assert.equal(redis, require "nginx.redis")
     helper.run(function() end) -- whatever the loop keeps open, first
     fds_before = helper.fds()
-    server.dir = tmpdir()
+    net.server_dir(server)
     server.path = server.dir .. "/redis.sock"
     server.port = net.free_port()
     spawn(server, "redis", ("%s --port %d --bind 127.0.0.1 "
@@ -724,14 +674,7 @@ local function memcached_block()
   end
 
   local function drain(opts)
-    local n = 0
-    while true do
-      local memc = client(opts)
-      local reused = memc:get_reused_times()
-      assert.equal(1, memc:close())
-      if reused == 0 then return n end
-      n = n + 1
-    end
+    return net.drain_pool(function() return client(opts) end)
   end
 
   -- the value of one "STAT name value" line of stats(args)
@@ -754,7 +697,7 @@ local function memcached_block()
                               .. " -V"))
     server.version = assert(p:read("l")):match("^memcached (%S+)")
     p:close()
-    server.dir = tmpdir()
+    net.server_dir(server)
     server.port = net.free_port()
     spawn(server, "memcached", ("%s -l 127.0.0.1 -p %d -U 0 -m 64 -c 256 "
       .. "-t 2 -u %s"):format(sh_quote(MEMCACHED), server.port,
@@ -987,7 +930,7 @@ local function dns_block()
   end
 
   local function start_dnsmasq()
-    server.dir = tmpdir()
+    net.server_dir(server)
     local hosts = { "127.0.0.5 www.test", "10.1.2.3 multi.test",
                     "10.1.2.4 multi.test" }
     for i = 1, NTH do

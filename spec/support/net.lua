@@ -151,6 +151,75 @@ function net.stop_process(pid, proc)
   proc:close()
 end
 
+-- takes every idle connection out of a pool and closes it: connect()
+-- returns a client (with get_reused_times and close, as the resty
+-- libraries have) connected through that pool; returns how many were idle
+function net.drain_pool(connect)
+  local n = 0
+  while true do
+    local c = connect()
+    local reused = c:get_reused_times()
+    assert(c:close() == 1, "close")
+    if reused == 0 then return n end
+    n = n + 1
+  end
+end
+
+-- s quoted for sh
+function net.sh_quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+-- Server programs a spec runs (redis-server, memcached, dnsmasq): child
+-- processes of this one, their files in a temporary directory.
+--   srv = net.server_dir()        { dir = a new temporary directory }
+--   net.spawn(srv, name, cmd)     runs the shell text cmd, without the
+--                                 sanitizer runtimes check-asan preloads
+--                                 (the shell execs it, so io.popen's
+--                                 close reaps it); its output goes to
+--                                 srv.log (dir/name.log); sets srv.pid
+--   net.server_log(srv)           the log's text
+--   net.stop(srv)                 SIGTERM, SIGKILL after 5 s; reaped
+--   net.remove(srv)               removes the directory
+function net.server_dir(srv)
+  srv = srv or {}
+  local p = assert(io.popen("env -u LD_PRELOAD mktemp -d"))
+  srv.dir = assert(p:read("l"))
+  p:close()
+  return srv
+end
+
+function net.spawn(srv, name, cmd)
+  srv.log = srv.dir .. "/" .. name .. ".log"
+  local sh = ("echo $$; exec env -u LD_PRELOAD %s >%s 2>&1")
+    :format(cmd, net.sh_quote(srv.log))
+  srv.proc = assert(io.popen(sh, "r"))
+  srv.pid = assert(tonumber(srv.proc:read("l")))
+  return srv
+end
+
+function net.server_log(srv)
+  local f = srv.log and io.open(srv.log, "r")
+  if not f then return "(no log)" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function net.stop(srv)
+  if srv and srv.proc then
+    net.stop_process(srv.pid, srv.proc)
+    srv.proc = nil
+  end
+end
+
+function net.remove(srv)
+  if srv and srv.dir then
+    os.execute("env -u LD_PRELOAD rm -rf " .. net.sh_quote(srv.dir))
+    srv.dir = nil
+  end
+end
+
 -- whether a file (of any kind: a unix socket too) exists at path
 function net.exists(path)
   local ok, lfs = pcall(require, "lfs")

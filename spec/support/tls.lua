@@ -69,9 +69,7 @@ local SERVER_OPTS = {
 -- and stopped then)
 local state = { servers = setmetatable({}, { __mode = "k" }), count = 0 }
 
-local function sh_quote(s)
-  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
-end
+local sh_quote = net.sh_quote
 
 -- the first line that cmd prints (stderr dropped), or nil
 local function first_line(cmd)
