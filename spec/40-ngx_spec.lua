@@ -109,6 +109,31 @@ describe("corosched.ngx", function()
       assert.equal(ngxc.bit, require "bit")
     end)
 
+    it("preloads an ffi stand-in whose every call raises; install{ffi = "
+       .. "false} leaves it out", function()
+      ngxc.install()
+      local ffi = require "ffi"
+      -- taking the functions at load time works (lua-resty-http 0.17)
+      local cast, gc = ffi.cast, ffi.gc
+      assert.equal("function", type(cast))
+      assert.error_matches(function() cast("void*", nil) end,
+                           "corosched.ngx: ffi.cast is not available "
+                           .. "(stock Lua has no LuaJIT FFI)", nil, true)
+      assert.error_matches(function() gc() end, "ffi.gc is not available",
+                           nil, true)
+      assert.error_matches(function() ffi.cdef("int x;") end,
+                           "ffi.cdef is not available", nil, true)
+      assert.error_matches(function() return ffi.C.malloc end,
+                           "ffi.C.malloc is not available", nil, true)
+      assert.is_nil(ffi.nothing)
+      package.loaded["ffi"] = nil
+      package.preload["ffi"] = nil
+      ngxc.install({ ffi = false })
+      assert.is_nil(package.preload["ffi"])
+      assert.is_false(pcall(require, "ffi"))
+      assert.equal("function", type(package.preload["bit"]))
+    end)
+
     it("keeps an existing unpack global", function()
       local function my_unpack() end
       rawset(_G, "unpack", my_unpack)

@@ -932,6 +932,20 @@ local function unavailable_table(name, why)
   })
 end
 
+-- LuaJIT's ffi: stock Lua has none. A library that requires it at load
+-- time but calls it only on a path the user may not take (lua-resty-http
+-- 0.17's http_connect: ffi.cast and ffi.gc for mTLS client certificates
+-- given as cdata) loads with this stand-in; any call raises. install{ffi =
+-- false} leaves it out (for a library that tries pcall(require, "ffi") and
+-- has a fallback of its own).
+local ffi_stub = {}
+for _, f in ipairs({ "cdef", "load", "new", "typeof", "cast", "metatype",
+                     "gc", "sizeof", "alignof", "offsetof", "istype",
+                     "errno", "string", "copy", "fill", "abi" }) do
+  ffi_stub[f] = unavailable("ffi." .. f, "stock Lua has no LuaJIT FFI")
+end
+ffi_stub.C = unavailable_table("ffi.C", "stock Lua has no LuaJIT FFI")
+
 -- a table of request functions (ngx.req, ngx.resp, ngx.location): the
 -- fields OpenResty has are functions that raise when called, as
 -- OpenResty's do where there is no request, so that a library may take
@@ -1332,17 +1346,22 @@ local function update_all(self, ...)
   return true
 end
 
-local digest_obj = { __index = {
-  name = "digest",
-  _add = function(self, s) self.d:update(s) end,
-  update = update_all,
-  final = function(self, s)
+-- final([s]) of both: s is added first, then finish(self) gives the result
+local function final_with(finish)
+  return function(self, s)
     if s ~= nil then
       local ok, err = self:update(s)
       if not ok then return nil, err end
     end
-    return self.d:final()
-  end,
+    return finish(self)
+  end
+end
+
+local digest_obj = { __index = {
+  name = "digest",
+  _add = function(self, s) self.d:update(s) end,
+  update = update_all,
+  final = final_with(function(self) return self.d:final() end),
   reset = function(self) return self.d:reset() end,
 } }
 
@@ -1351,15 +1370,11 @@ local hmac_obj = { __index = {
   name = "hmac",
   _add = function(self, s) self.parts[#self.parts + 1] = s end,
   update = update_all,
-  final = function(self, s)
-    if s ~= nil then
-      local ok, err = self:update(s)
-      if not ok then return nil, err end
-    end
+  final = final_with(function(self)
     local mac, err = crypto.hmac(self.alg, self.key, concat(self.parts))
     self.parts = {}
     return mac, err
-  end,
+  end),
   reset = function(self) self.parts = {} return true end,
 } }
 
@@ -1450,6 +1465,7 @@ _M.modules = {
   ["table.isempty"] = table_isempty,
   ["table.isarray"] = table_isarray,
   ["table.clone"] = table_clone,
+  ["ffi"] = ffi_stub,
 }
 for name, mod in pairs(resty_modules) do _M.modules[name] = mod end
 
@@ -1461,7 +1477,7 @@ for name, mod in pairs(resty_modules) do _M.modules[name] = mod end
 -- OpenResty itself, say) is left alone and returned, and nothing else is
 -- installed; existing package.preload entries are kept.
 -- Lua 5.1's `unpack`, which these libraries use as a global, is set to
--- table.unpack when there is none.
+-- table.unpack when there is none. opts.ffi = false: no "ffi" stand-in.
 function _M.install(opts)
   opts = opts or {}
   if opts.log_level ~= nil then _M.set_log_level(opts.log_level) end
@@ -1470,7 +1486,8 @@ function _M.install(opts)
     return g
   end
   for name, mod in pairs(_M.modules) do
-    if package.preload[name] == nil or opts.force then
+    if (package.preload[name] == nil or opts.force)
+        and (name ~= "ffi" or opts.ffi ~= false) then
       package.preload[name] = function() return mod end
     end
   end
