@@ -61,7 +61,6 @@ struct cs_sched_s {
     int *free_slots;       /* its free indices (a stack) */
     int nfree, freecap, maxslot;
     int gc_stress;         /* testing builds: a GC step after each resume */
-    const void *tcp_mt;    /* corosched.tcp's metatable: a fast type check */
     int onerror_ref;       /* error handler, or LUA_NOREF */
     int fastspawn;         /* spawns that ran their child at once, this
                             * batch (see cs_sched_run_child) */
