@@ -2104,8 +2104,13 @@ static int
 cs_tcp_settimeout(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
-    int t = cs_tcp_parse_timeout(L, 2);
+    int t;
 
+    if (lua_gettop(L) != 2) /* OpenResty's message */
+        return luaL_error(L, "ngx.socket settimeout: expecting 2 arguments "
+                             "(including the object) but seen %d",
+                          lua_gettop(L));
+    t = cs_tcp_parse_timeout(L, 2);
     u->timeouts[0] = u->timeouts[1] = u->timeouts[2] = t;
     return 0;
 }
@@ -2118,6 +2123,10 @@ cs_tcp_settimeouts(lua_State *L)
     cs_tcp_t *u = cs_tcp_check(L);
     int i;
 
+    if (lua_gettop(L) != 4) /* OpenResty's message, "settimeout" too */
+        return luaL_error(L, "ngx.socket settimeout: expecting 4 arguments "
+                             "(including the object) but seen %d",
+                          lua_gettop(L));
     for (i = 0; i < 3; i++)
         u->timeouts[i] = cs_tcp_parse_timeout(L, i + 2);
     return 0;

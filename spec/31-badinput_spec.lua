@@ -735,7 +735,9 @@ local ROWS = {
   { "tcp:setkeepalive(1000, 'x')",
     R"bad argument #2 to 'setkeepalive' (number expected, got string)" },
   { "tcp:getreusedtimes()", V(nil, "closed") },
-  { "tcp:settimeout()", V() },
+  { "tcp:settimeout()",
+    R("ngx.socket settimeout: expecting 2 arguments (including the "
+      .. "object) but seen 1") },
   { "tcp:settimeout(nil)", V() },
   { "tcp:settimeout(-1)", R"bad timeout value" },
   { "tcp:settimeout(nan)", R"bad timeout value" },
@@ -750,8 +752,13 @@ local ROWS = {
   { "tcp:settimeout('100')", V() },
   { "tcp:settimeout('x')", V() },
   { "tcp:settimeout(stdout)", V() },
-  { "tcp:settimeouts()", V() },
-  { "tcp:settimeouts(1, 2)", V() },
+  { "tcp:settimeouts()",
+    R("ngx.socket settimeout: expecting 4 arguments (including the "
+      .. "object) but seen 1") },
+  { "tcp:settimeouts(1, 2)",
+    R("ngx.socket settimeout: expecting 4 arguments (including the "
+      .. "object) but seen 3") },
+  { "tcp:settimeouts(1, 2, nil)", V() },
   { "tcp:settimeouts(1, 2, -3)", R"bad timeout value" },
   { "tcp:settimeouts(nan, 1, 1)", R"bad timeout value" },
   { "tcp:settimeouts(1, {}, 1)", V() },

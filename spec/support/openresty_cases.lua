@@ -1251,6 +1251,123 @@ case("string helpers", function(t)
 end)
 
 ---------------------------------------------------------------------------
+-- the pool's life cycle, socket objects used again, more patterns
+
+case("reuse counts over several cycles, one object", function(t)
+  local sock = ngx.socket.tcp()
+  for i = 1, 3 do
+    t.out("connect " .. i, sock:connect("127.0.0.1", t.port,
+                                        { pool = "cycles" }))
+    t.out("reused " .. i, sock:getreusedtimes())
+    if i == 1 then t.out("script", sock:send("e\n")) end
+    t.out("echo " .. i, sock:send("x" .. i), sock:receive(2))
+    t.out("setkeepalive " .. i, sock:setkeepalive())
+    t.out("reused after " .. i, sock:getreusedtimes())
+    t.out("receive after " .. i, sock:receive(1))
+    t.out("close after " .. i, sock:close())
+  end
+  t.take("cycles")
+end)
+
+case("an idle pooled connection the peer closes", function(t)
+  local sock = t.tcp("s:0.05 C", { pool = "peer closes idle" })
+  t.out("setkeepalive", sock:setkeepalive())
+  ngx.sleep(0.15)
+  t.take("peer closes idle")
+end)
+
+case("the pool's idle timeout", function(t)
+  local sock = t.tcp("e", { pool = "idle timeout" })
+  t.out("setkeepalive", sock:setkeepalive(30))
+  ngx.sleep(0.1)
+  t.take("idle timeout")
+  local s2 = t.tcp("e", { pool = "idle timeout 2" })
+  t.out("setkeepalive 0", s2:setkeepalive(0))
+  ngx.sleep(0.05)
+  t.take("idle timeout 2")
+end)
+
+case("a full pool closes its oldest idle connection", function(t)
+  local a = t.tcp("w:a%0A e", { pool = "full" })
+  local b = t.tcp("w:b%0A e", { pool = "full" })
+  t.out("receive", a:receive(), b:receive())
+  t.out("setkeepalive a", a:setkeepalive(1000, 1))
+  t.out("setkeepalive b", b:setkeepalive(1000, 1))
+  local c = ngx.socket.tcp()
+  t.out("connect", c:connect("127.0.0.1", t.port, { pool = "full" }))
+  t.out("reused", c:getreusedtimes())
+  t.out("which", c:send("?"), c:receive(1))
+  c:close()
+  t.take("full")
+end)
+
+case("send nested tables", function(t)
+  local sock = t.tcp("e")
+  t.out("nested", sock:send({ "a", { "b", { "c", 1, 2 } }, "d" }))
+  t.out("empty", sock:send({}), sock:send(""))
+  t.out("echo", sock:receive(6))
+  t.try("hole", function() return sock:send({ "a", nil, "c" }) end)
+  t.try("hash part", function() return sock:send({ "a", x = "b" }) end)
+  t.try("bad element", function() return sock:send({ "a", {}, print }) end)
+  t.try("boolean element", function() return sock:send({ "a", true }) end)
+  t.out("after", sock:send("z"), sock:receive(1))
+  sock:close()
+end)
+
+case("receive *l and carriage returns", function(t)
+  local sock = t.tcp("w:a%0D%0Ab%0Dc%0A%0D%0A%0D%0Dd%0Ae%0D C")
+  for i = 1, 4 do t.out("line " .. i, sock:receive()) end
+  t.out("at close", sock:receive())
+  sock:close()
+end)
+
+case("receive sizes across chunks and at close", function(t)
+  local sock = t.tcp("w:ab s:0.02 w:cd s:0.02 w:efg C")
+  t.out("3", sock:receive(3))
+  t.out("0", sock:receive(0))
+  t.out("2", sock:receive("2"))
+  t.out("5 at close", sock:receive(5))
+  t.out("after", sock:receive(1))
+  t.out("close", sock:close())
+end)
+
+case("receiveuntil with a size across chunks", function(t)
+  local sock = t.tcp("w:ab-- s:0.02 w:cd-- s:0.02 w:e-")
+  local r = sock:receiveuntil("--")
+  for i = 1, 6 do t.out("read " .. i, r(1)) end
+  sock:settimeout(30)
+  t.out("timeout", r(5))
+  sock:close()
+end)
+
+case("settimeouts and nil", function(t)
+  local sock = t.tcp("s:0.2 w:late%0A")
+  t.try("nils", function() return sock:settimeouts(nil, nil, 30) end)
+  t.out("read", sock:receive())
+  t.try("negative", function() return sock:settimeouts(10, -1, 10) end)
+  t.try("too few", function() return sock:settimeouts(10, 10) end)
+  t.try("too many", function() return sock:settimeouts(10, 10, 10, 10) end)
+  t.try("settimeout none", function() return sock:settimeout() end)
+  t.try("settimeout two", function() return sock:settimeout(10, 10) end)
+  t.out("settimeout nil", sock:settimeout(nil))
+  t.out("after", sock:receive())
+  sock:close()
+end)
+
+case("methods on a pooled object", function(t)
+  local sock = t.tcp("e", { pool = "pooled object" })
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("send", sock:send("x"))
+  t.out("receive", sock:receive())
+  t.out("receiveany", sock:receiveany(1))
+  t.out("setkeepalive again", sock:setkeepalive())
+  t.out("settimeout", sock:settimeout(10))
+  t.out("setoption", sock:setoption("keepalive", true))
+  t.out("close", sock:close())
+  t.take("pooled object")
+end)
+
+---------------------------------------------------------------------------
 -- the runner
 
 -- a value as text, the same on LuaJIT and Lua 5.4

@@ -631,4 +631,94 @@ md5 number: "c20ad4d76fe97759aa27a0c99bff6710"
 md5 nil: "d41d8cd98f00b204e9800998ecf8427e"
 escape_uri nil: ""
 encode_base64 table: "string"]==],
+  ["reuse counts over several cycles, one object"] = [==[
+connect 1: 1
+reused 1: 0
+script: 2
+echo 1: 2 "x1"
+setkeepalive 1: 1
+reused after 1: nil "closed"
+receive after 1: nil "closed"
+close after 1: nil "closed"
+connect 2: 1
+reused 2: 1
+echo 2: 2 "x2"
+setkeepalive 2: 1
+reused after 2: nil "closed"
+receive after 2: nil "closed"
+close after 2: nil "closed"
+connect 3: 1
+reused 3: 2
+echo 3: 2 "x3"
+setkeepalive 3: 1
+reused after 3: nil "closed"
+receive after 3: nil "closed"
+close after 3: nil "closed"
+taken from cycles: 3]==],
+  ["an idle pooled connection the peer closes"] = [==[
+setkeepalive: 1
+taken from peer closes idle: 0]==],
+  ["the pool's idle timeout"] = [==[
+setkeepalive: 1
+taken from idle timeout: 0
+setkeepalive 0: 1
+taken from idle timeout 2: 1]==],
+  ["a full pool closes its oldest idle connection"] = [==[
+receive: "a" "b"
+setkeepalive a: 1
+setkeepalive b: 1
+connect: 1
+reused: 1
+which: 1 "?"
+taken from full: 0]==],
+  ["send nested tables"] = [==[
+nested: 6
+empty: 0 0
+echo: "abc12d"
+hole: error "bad argument #2 to '?' (bad data type nil found)"
+hash part: error "bad argument #2 to '?' (non-array table found)"
+bad element: error "bad argument #2 to '?' (bad data type function found)"
+boolean element: error "bad argument #2 to '?' (bad data type boolean found)"
+after: 1 "z"]==],
+  ["receive *l and carriage returns"] = [==[
+line 1: "a"
+line 2: "bc"
+line 3: ""
+line 4: "d"
+at close: nil "closed" "e"]==],
+  ["receive sizes across chunks and at close"] = [==[
+3: "abc"
+0: ""
+2: "de"
+5 at close: nil "closed" "fg"
+after: nil "closed"
+close: 1]==],
+  ["receiveuntil with a size across chunks"] = [==[
+read 1: "a"
+read 2: "b"
+read 3: ""
+read 4: nil nil nil
+read 5: "c"
+read 6: "d"
+timeout: ""]==],
+  ["settimeouts and nil"] = [==[
+nils:
+read: nil "timeout" ""
+negative: error "bad timeout value"
+too few: error "ngx.socket settimeout: expecting 4 arguments (including the object) but seen 3"
+too many: error "ngx.socket settimeout: expecting 4 arguments (including the object) but seen 5"
+settimeout none: error "ngx.socket settimeout: expecting 2 arguments (including the object) but seen 1"
+settimeout two: error "ngx.socket settimeout: expecting 2 arguments (including the object) but seen 3"
+settimeout nil:
+after: "late"]==],
+  ["methods on a pooled object"] = [==[
+setkeepalive: 1
+send: nil "closed"
+receive: nil "closed"
+receiveany: nil "closed"
+setkeepalive again: nil "closed"
+settimeout:
+setoption: nil "closed"
+close: nil "closed"
+taken from pooled object: 1]==],
 }
