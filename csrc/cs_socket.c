@@ -627,6 +627,14 @@ cs_sock_fail(lua_State *L, const char *err)
 }
 
 
+int
+cs_sock_close_argc(lua_State *L)
+{
+    return luaL_error(L, "expecting 1 argument (including the object) but "
+                         "seen %d", lua_gettop(L));
+}
+
+
 const char *
 cs_sock_tolstring(lua_State *L, int idx, int in_table, size_t *len)
 {

@@ -88,6 +88,8 @@ int cs_sock_detach(cs_sock_t *s);
 
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
+/* raises OpenResty's message for close() given arguments (tcp and udp) */
+int cs_sock_close_argc(lua_State *L);
 
 /* [-0, +0, m] lua_tolstring, but a float is written as OpenResty writes
  * it: "%.14g" as LuaJIT's tostring (3.0 as "3"), and inside a table

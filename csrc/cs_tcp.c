@@ -684,6 +684,9 @@ cs_tcp_receive(lua_State *L)
     lua_Integer want = 0;
     const char *p;
 
+    if (lua_gettop(L) > 2)
+        return luaL_error(L, "expecting 1 or 2 arguments (including the "
+                             "object), but got %d", lua_gettop(L));
     /* wrong arguments raise whatever the state of the socket (OpenResty
      * says "closed" first: API.md, programmer errors raise) */
     switch (lua_type(L, 2)) {
@@ -1853,6 +1856,8 @@ cs_tcp_close(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
 
+    if (lua_gettop(L) != 1)
+        return cs_sock_close_argc(L);
     if (CS_TCP_X(u, dns, NULL) != NULL) {
         /* connect is resolving the name: give it up, unless its answer
          * is in */
@@ -2079,6 +2084,9 @@ cs_tcp_getreusedtimes(lua_State *L)
 {
     cs_tcp_t *u = cs_tcp_check(L);
 
+    if (lua_gettop(L) != 1)
+        return luaL_error(L, "expecting 1 argument (including the object), "
+                             "but got %d", lua_gettop(L));
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
     lua_pushinteger(L, u->reused);

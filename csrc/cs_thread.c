@@ -680,7 +680,9 @@ cs_thread_spawn(lua_State *L)
     cs_thread_t *cur, *th;
     int n = lua_gettop(L);
 
-    luaL_checktype(L, 1, LUA_TFUNCTION);
+    /* OpenResty's message (it also refuses C functions; we take them) */
+    luaL_argcheck(L, lua_type(L, 1) == LUA_TFUNCTION, 1,
+                  "Lua function expected");
     if (!S->running)
         return luaL_error(L, "corosched: spawn: no running loop (call it "
                              "inside cs.run)");

@@ -584,8 +584,11 @@ static int
 cs_udp_close(lua_State *L)
 {
     cs_udp_t *u = cs_udp_check(L);
-    int resolving = cs_udp_resolving(L, u);
+    int resolving;
 
+    if (lua_gettop(L) != 1)
+        return cs_sock_close_argc(L);
+    resolving = cs_udp_resolving(L, u);
     if (u->s.fd < 0 && !resolving)
         return cs_sock_fail(L, "closed");
     if (resolving)

@@ -203,9 +203,9 @@ describe("cs.thread.spawn", function()
   it("checks its argument", function()
     helper.run(function()
       assert.has_error(function() spawn() end,
-        "bad argument #1 to 'spawn' (function expected, got no value)")
+        "bad argument #1 to 'spawn' (Lua function expected)")
       assert.has_error(function() spawn({}) end,
-        "bad argument #1 to 'spawn' (function expected, got table)")
+        "bad argument #1 to 'spawn' (Lua function expected)")
     end)
     assert.has_error(function() spawn(function() end) end,
       "corosched: spawn: no running loop (call it inside cs.run)")

@@ -721,4 +721,38 @@ settimeout:
 setoption: nil "closed"
 close: nil "closed"
 taken from pooled object: 1]==],
+  ["argument counts of the tcp methods"] = [==[
+receive 2: error "expecting 1 or 2 arguments (including the object), but got 3"
+receive self only: "abcdef"
+receiveany none: error "expecting 2 arguments (including the object), but got 1"
+receiveany 2: error "expecting 2 arguments (including the object), but got 3"
+receiveany 0: error "bad argument #2 to '?' (bad max argument)"
+receiveany string: nil "timeout" ""
+receiveany bad: error "bad argument #2 to '?' (bad max argument)"
+getreusedtimes 1: error "expecting 1 argument (including the object), but got 2"
+setoption 3: true
+setkeepalive 3: error "expecting 1 to 3 arguments (including the object), but got 4"
+close 1: error "expecting 1 argument (including the object) but seen 2"
+close again: 1]==],
+  ["argument counts of the udp methods"] = [==[
+setpeername: 1
+send none: error "expecting 2 arguments (including the object), but got 1"
+send 2: error "expecting 2 arguments (including the object), but got 3"
+send table: 1
+receive 2: error "expecting 1 or 2 arguments (including the object), but got 3"
+receive string: "ab"
+receive: nil "timeout"
+close 1: error "expecting 1 argument (including the object) but seen 2"
+close: 1]==],
+  ["light thread argument errors"] = [==[
+spawn none: error "bad argument #1 to '?' (Lua function expected)"
+spawn string: error "bad argument #1 to '?' (Lua function expected)"
+wait number: error "bad argument #1 to '?' (lua thread expected)"
+kill none: error "bad argument #1 to '?' (lua thread expected)"
+kill string: error "bad argument #1 to '?' (lua thread expected)"
+kill ended: nil "already terminated"
+wait it: nil "already waited or killed"
+wait again: nil "already waited or killed"
+sleep string:
+sleep bad string: error "bad argument #1 to '?' (number expected, got string)"]==],
 }
