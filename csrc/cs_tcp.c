@@ -789,9 +789,18 @@ cs_tcp_until_iter(lua_State *L)
     cs_tcp_t *u = lua_touserdata(L, lua_upvalueindex(2));
     cs_until_t *m = &((cs_tcp_until_t *) lua_touserdata(L,
                                                lua_upvalueindex(3)))->m;
-    lua_Integer size = luaL_optinteger(L, 1, 0);
-    int nret;
+    lua_Integer size = 0;
+    int nret, n = lua_gettop(L);
 
+    /* OpenResty's checks: one size at most, a number (nil raises too), a
+     * float truncated, what is not above 0 meaning no size */
+    if (n > 1)
+        return luaL_error(L, "expecting 0 or 1 arguments, but seen %d", n);
+    if (n == 1) {
+        if (!lua_isnumber(L, 1))
+            return luaL_typeerror(L, 1, "number");
+        size = cs_tcp_int_arg(L, 1);
+    }
     lua_settop(L, 0);
     cs_sched_current(u->s.S, L, "receive");
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)

@@ -755,4 +755,43 @@ wait it: nil "already waited or killed"
 wait again: nil "already waited or killed"
 sleep string:
 sleep bad string: error "bad argument #1 to '?' (number expected, got string)"]==],
+  ["receiveuntil iterator and option arguments"] = [==[
+iterator 2 args: error "expecting 0 or 1 arguments, but seen 2"
+iterator nil: error "bad argument #1 to '?' (number expected, got nil)"
+iterator bad string: error "bad argument #1 to '?' (number expected, got string)"
+iterator float: "a"
+iterator string size: "b"
+iterator rest: ""
+iterator 0: "cd"
+iterator negative: "ef"
+inclusive string: error "bad \034inclusive\034 option value type: string"
+inclusive nil: "gh"
+options not a table: error "bad argument #3 to '?' (table expected, got string)"
+pattern number: "function"]==],
+  ["setkeepalive argument types"] = [==[
+string timeout: 1
+taken from ka types: 1
+string size: 1
+taken from ka types 2: 1
+zero size: error "bad argument #3 to '?' (bad \034pool_size\034 option value: 0)"
+negative size: error "bad argument #3 to '?' (bad \034pool_size\034 option value: -1)"
+table: error "bad argument #2 to '?' (number expected, got table)"]==],
+  ["semaphore and timer argument errors"] = [==[
+post string: true
+count: 2
+wait none: error "attempt to perform arithmetic on a nil value"
+wait 0: true
+new string: 3
+new float: 2
+at string delay: 1
+at bad delay: error "bad argument #1 to '?' (number expected, got string)"
+at no callback: error "expecting at least 2 arguments but got 1"
+at string callback: error "bad argument #2 to '?' (Lua function expected)"
+every zero: error "delay cannot be zero"
+every no callback: error "expecting at least 2 arguments but got 1"]==],
+  ["wait on threads and non-threads"] = [==[
+wait mixed: error "bad argument #2 to '?' (lua thread expected)"
+wait it: true "x"
+wait plain coroutine: error "attempt to wait on a coroutine that is not a user thread"
+kill plain coroutine: nil "not user thread"]==],
 }
