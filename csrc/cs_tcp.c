@@ -2191,8 +2191,16 @@ cs_tcp_setoption(lua_State *L)
     }
     if (lua_isboolean(L, 3)) {
         v = lua_toboolean(L, 3);
-    } else { /* an FFI int in lua-resty-core: a float is truncated */
-        lua_Number d = luaL_checknumber(L, 3);
+    } else { /* an FFI int in lua-resty-core: a float is truncated, what
+              * is no number (a numeric string too) raises, as there */
+        lua_Number d;
+
+        if (lua_type(L, 3) != LUA_TNUMBER)
+            return luaL_argerror(L, 3, lua_pushfstring(L, "cannot convert "
+                                                          "'%s' to 'int'",
+                                                       luaL_typename(L,
+                                                                     3)));
+        d = lua_tonumber(L, 3);
         luaL_argcheck(L, d > -2147483648.0 && d < 2147483648.0, 3,
                       "value out of range");
         v = (int) d;

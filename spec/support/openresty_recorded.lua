@@ -794,4 +794,30 @@ wait mixed: error "bad argument #2 to '?' (lua thread expected)"
 wait it: true "x"
 wait plain coroutine: error "attempt to wait on a coroutine that is not a user thread"
 kill plain coroutine: nil "not user thread"]==],
+  ["setoption values"] = [==[
+keepalive false: true
+get keepalive: 0
+keepalive 2: true
+get keepalive: 1
+keepalive string: error "bad argument #3 to 'ngx_http_lua_ffi_socket_tcp_setoption' (cannot convert 'string' to 'int')"
+nodelay nil: nil "missing the \034value\034 argument"
+nodelay 0: true
+get nodelay: 0
+sndbuf string: error "bad argument #3 to 'ngx_http_lua_ffi_socket_tcp_setoption' (cannot convert 'string' to 'int')"
+sndbuf bad: error "bad argument #3 to 'ngx_http_lua_ffi_socket_tcp_setoption' (cannot convert 'string' to 'int')"
+sndbuf table: error "bad argument #3 to 'ngx_http_lua_ffi_socket_tcp_setoption' (cannot convert 'table' to 'int')"
+rcvbuf float: true
+name number: nil "unsupported option 1"
+get name number: nil "unsupported option 1"
+getoption 2: 1]==],
+  ["getreusedtimes and close around connect failures"] = [==[
+reused never connected: nil "closed"
+connect refused: nil "connection refused"
+reused after refused: nil "closed"
+close after refused: nil "closed"
+connect: 1
+reused: 0
+refused again: nil "connection refused"
+receive after: nil "closed"
+close: nil "closed"]==],
 }
