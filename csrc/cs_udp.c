@@ -123,12 +123,20 @@ cs_udp_busy(lua_State *L, cs_udp_t *u)
 }
 
 
-/* [-0, +0, v] the port at idx (an integer, or raises); -1 if out of range */
+/* [-0, +0, v] the port at idx: a number (a float is truncated, as
+ * luaL_checkinteger on OpenResty's LuaJIT does) or a string of one, else
+ * raises; -1 if out of range */
 static lua_Integer
 cs_udp_port(lua_State *L, int idx)
 {
-    lua_Integer port = luaL_checkinteger(L, idx);
+    lua_Number d;
+    lua_Integer port;
 
+    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
+        d = lua_tonumber(L, idx);
+        return (d > -1 && d < 65536) ? (lua_Integer) d : -1;
+    }
+    port = luaL_checkinteger(L, idx);
     return (port < 0 || port > 65535) ? -1 : port;
 }
 
@@ -287,9 +295,7 @@ cs_udp_setpeername(lua_State *L)
                           n);
     host = luaL_checklstring(L, 2, &hlen);
     is_unix = cs_net_is_unix(host, hlen);
-    if (!is_unix) {
-        if (lua_isnoneornil(L, 3))
-            return cs_sock_fail(L, "missing the port number");
+    if (!is_unix && n == 3) { /* no port is port 0, as in OpenResty */
         port = cs_udp_port(L, 3);
         if (port < 0)
             return cs_udp_bad_port(L, 3);

@@ -1518,6 +1518,50 @@ case("getreusedtimes and close around connect failures", function(t)
   t.out("close", sock:close())
 end)
 
+case("udp ports", function(t)
+  local u = ngx.socket.udp()
+  u:settimeout(100)
+  t.out("port string", u:setpeername("127.0.0.1", tostring(t.udp)))
+  t.out("echo", u:send("s"), u:receive())
+  t.out("port float", u:setpeername("127.0.0.1", t.udp + 0.5))
+  t.out("echo", u:send("f"), u:receive())
+  t.try("port 0", function() return u:setpeername("127.0.0.1", 0) end)
+  t.try("port -1", function() return u:setpeername("127.0.0.1", -1) end)
+  t.try("port x", function() return u:setpeername("127.0.0.1", "x") end)
+  t.try("no port", function() return u:setpeername("127.0.0.1") end)
+  u:close()
+end)
+
+case("timer counts", function(t)
+  t.out("pending before", ngx.timer.pending_count())
+  t.out("at", ngx.timer.at(0.005, function(premature, x)
+    t.out("in at", premature, x, ngx.timer.running_count(),
+          ngx.timer.pending_count())
+  end, "arg"))
+  t.out("at 2", ngx.timer.at(0.01, function() end))
+  t.out("pending after", ngx.timer.pending_count(),
+        ngx.timer.running_count())
+  ngx.sleep(0.03)
+  t.out("pending at the end", ngx.timer.pending_count())
+end)
+
+case("sleep and yield ordering between threads", function(t)
+  local log = {}
+  local function add(s) log[#log + 1] = s end
+  local a = ngx.thread.spawn(function()
+    add("a1") ngx.sleep(0) add("a2") coroutine.yield() add("a3")
+  end)
+  local b = ngx.thread.spawn(function()
+    add("b1") coroutine.yield() add("b2") ngx.sleep(0) add("b3")
+  end)
+  add("main")
+  ngx.thread.wait(a)
+  add("after a")
+  ngx.thread.wait(b)
+  add("after b")
+  t.out("order", table.concat(log, " "))
+end)
+
 ---------------------------------------------------------------------------
 -- the runner
 

@@ -820,4 +820,22 @@ reused: 0
 refused again: nil "connection refused"
 receive after: nil "closed"
 close: nil "closed"]==],
+  ["udp ports"] = [==[
+port string: 1
+echo: 1 "s"
+port float: 1
+echo: 1 "f"
+port 0: 1
+port -1: nil "bad port number: -1"
+port x: error "bad argument #3 to '?' (number expected, got string)"
+no port: 1]==],
+  ["timer counts"] = [==[
+pending before: 0
+at: 1
+at 2: 1
+pending after: 2 0
+in at: false "arg" 1 1
+pending at the end: 0]==],
+  ["sleep and yield ordering between threads"] = [==[
+order: "a1 b1 main b2 a2 a3 after a b3 after b"]==],
 }
