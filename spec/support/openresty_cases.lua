@@ -1535,8 +1535,8 @@ end)
 case("timer counts", function(t)
   t.out("pending before", ngx.timer.pending_count())
   t.out("at", ngx.timer.at(0.005, function(premature, x)
-    t.out("in at", premature, x, ngx.timer.running_count(),
-          ngx.timer.pending_count())
+    -- (pending_count() here would depend on the timing of "at 2")
+    t.out("in at", premature, x, ngx.timer.running_count())
   end, "arg"))
   t.out("at 2", ngx.timer.at(0.01, function() end))
   t.out("pending after", ngx.timer.pending_count(),

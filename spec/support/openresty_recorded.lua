@@ -834,7 +834,7 @@ pending before: 0
 at: 1
 at 2: 1
 pending after: 2 0
-in at: false "arg" 1 1
+in at: false "arg" 1
 pending at the end: 0]==],
   ["sleep and yield ordering between threads"] = [==[
 order: "a1 b1 main b2 a2 a3 after a b3 after b"]==],
