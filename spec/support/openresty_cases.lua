@@ -1562,6 +1562,33 @@ case("sleep and yield ordering between threads", function(t)
   t.out("order", table.concat(log, " "))
 end)
 
+case("connect option types", function(t)
+  local function try(label, opts)
+    t.try(label, function()
+      local sock = ngx.socket.tcp()
+      local ok, err = sock:connect("127.0.0.1", t.port, opts)
+      sock:close()
+      return ok, err
+    end)
+  end
+  try("pool number", { pool = 123 })
+  try("pool_size float", { pool = "opt float", pool_size = 2.5 })
+  try("pool_size string", { pool = "opt string", pool_size = "2" })
+  try("pool_size negative", { pool_size = -1 })
+  try("backlog negative", { pool_size = 2, backlog = -1 })
+  try("backlog string", { pool_size = 2, backlog = "1" })
+  try("unknown key", { nope = true })
+  try("empty", {})
+end)
+
+case("setkeepalive and close while another thread reads", function(t)
+  local sock = t.tcp("s:0.1 w:late%0A", { pool = "busy ka" })
+  local th = ngx.thread.spawn(function() return sock:receive() end)
+  t.out("setkeepalive", sock:setkeepalive())
+  t.out("reader", ngx.thread.wait(th))
+  t.out("close", sock:close())
+end)
+
 ---------------------------------------------------------------------------
 -- the runner
 

@@ -838,4 +838,17 @@ in at: false "arg" 1
 pending at the end: 0]==],
   ["sleep and yield ordering between threads"] = [==[
 order: "a1 b1 main b2 a2 a3 after a b3 after b"]==],
+  ["connect option types"] = [==[
+pool number: 1 nil
+pool_size float: 1 nil
+pool_size string: 1 nil
+pool_size negative: error "bad argument #3 to 'connect' (bad \034pool_size\034 option value: -1)"
+backlog negative: error "bad argument #3 to 'connect' (bad \034backlog\034 option value: -1)"
+backlog string: 1 nil
+unknown key: 1 nil
+empty: 1 nil]==],
+  ["setkeepalive and close while another thread reads"] = [==[
+setkeepalive: nil "socket busy reading"
+reader: true "late"
+close: 1]==],
 }
