@@ -627,6 +627,29 @@ cs_sock_fail(lua_State *L, const char *err)
 }
 
 
+lua_Integer
+cs_sock_int_arg(lua_State *L, int idx)
+{
+    lua_Number d;
+
+    if (lua_isinteger(L, idx))
+        return lua_tointeger(L, idx);
+    d = lua_tonumber(L, idx);
+    if (!(d > -1) || d == (lua_Number) HUGE_VAL)
+        return -1;
+    return d < (lua_Number) LUA_MAXINTEGER ? (lua_Integer) d : LUA_MAXINTEGER;
+}
+
+
+lua_Integer
+cs_sock_check_int(lua_State *L, int idx)
+{
+    if (!lua_isnumber(L, idx))
+        luaL_typeerror(L, idx, "number");
+    return cs_sock_int_arg(L, idx);
+}
+
+
 int
 cs_sock_close_argc(lua_State *L)
 {

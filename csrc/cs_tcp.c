@@ -12,7 +12,6 @@
  * server name (else u->x->host is).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -658,23 +657,6 @@ cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 }
 
 
-/* the number (or numeric string) at idx as OpenResty's lua_tointeger on
- * LuaJIT takes it: a float truncated toward zero; NaN, infinity and
- * whatever is below -1 are -1, whatever does not fit is LUA_MAXINTEGER */
-static lua_Integer
-cs_tcp_int_arg(lua_State *L, int idx)
-{
-    lua_Number d;
-
-    if (lua_isinteger(L, idx))
-        return lua_tointeger(L, idx);
-    d = lua_tonumber(L, idx);
-    if (!(d > -1) || d == (lua_Number) HUGE_VAL)
-        return -1;
-    return d < (lua_Number) LUA_MAXINTEGER ? (lua_Integer) d : LUA_MAXINTEGER;
-}
-
-
 /* sock:receive([pattern]) */
 static int
 cs_tcp_receive(lua_State *L)
@@ -694,7 +676,7 @@ cs_tcp_receive(lua_State *L)
     case LUA_TNIL:
         break;
     case LUA_TNUMBER: /* a float is truncated, as in OpenResty */
-        want = cs_tcp_int_arg(L, 2);
+        want = cs_sock_int_arg(L, 2);
         mode = CS_RX_COUNT;
         break;
     case LUA_TSTRING:
@@ -704,7 +686,7 @@ cs_tcp_receive(lua_State *L)
         } else if (strcmp(p, "*a") == 0 || strcmp(p, "a") == 0) {
             mode = CS_RX_ALL;
         } else if (p[0] != '*' && lua_stringtonumber(L, p) != 0) {
-            want = cs_tcp_int_arg(L, -1);
+            want = cs_sock_int_arg(L, -1);
             mode = CS_RX_COUNT;
         } else if (p[0] == '*') {
             return luaL_argerror(L, 2, "bad pattern argument");
@@ -796,11 +778,8 @@ cs_tcp_until_iter(lua_State *L)
      * float truncated, what is not above 0 meaning no size */
     if (n > 1)
         return luaL_error(L, "expecting 0 or 1 arguments, but seen %d", n);
-    if (n == 1) {
-        if (!lua_isnumber(L, 1))
-            return luaL_typeerror(L, 1, "number");
-        size = cs_tcp_int_arg(L, 1);
-    }
+    if (n == 1)
+        size = cs_sock_check_int(L, 1);
     lua_settop(L, 0);
     cs_sched_current(u->s.S, L, "receive");
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
@@ -1498,7 +1477,7 @@ cs_tcp_connect(lua_State *L)
          * missing, a float is truncated */
         if (n != 3 || !lua_isnumber(L, 3))
             return cs_sock_fail(L, "missing the port number");
-        port = cs_tcp_int_arg(L, 3);
+        port = cs_sock_int_arg(L, 3);
         if (port < 0 || port > 65535)
             return cs_sock_fail(L, lua_pushfstring(L, "bad port number: %d",
                                                    (int) port));

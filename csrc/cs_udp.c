@@ -123,20 +123,14 @@ cs_udp_busy(lua_State *L, cs_udp_t *u)
 }
 
 
-/* [-0, +0, v] the port at idx: a number (a float is truncated, as
- * luaL_checkinteger on OpenResty's LuaJIT does) or a string of one, else
- * raises; -1 if out of range */
+/* [-0, +0, v] the port at idx: a number (a float truncated) or a string
+ * of one, as luaL_checkinteger on OpenResty's LuaJIT, else raises; -1 if
+ * out of range */
 static lua_Integer
 cs_udp_port(lua_State *L, int idx)
 {
-    lua_Number d;
-    lua_Integer port;
+    lua_Integer port = cs_sock_check_int(L, idx);
 
-    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
-        d = lua_tonumber(L, idx);
-        return (d > -1 && d < 65536) ? (lua_Integer) d : -1;
-    }
-    port = luaL_checkinteger(L, idx);
     return (port < 0 || port > 65535) ? -1 : port;
 }
 
