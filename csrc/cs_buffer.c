@@ -14,17 +14,7 @@
 
 
 void
-cs_buf_init(cs_buf_t *b)
-{
-    b->data = NULL;
-    b->start = 0;
-    b->end = 0;
-    b->cap = 0;
-}
-
-
-void
-cs_buf_free(cs_buf_t *b)
+cs_buf_free_mem(cs_buf_t *b)
 {
     free(b->data);
     cs_buf_init(b);
@@ -96,19 +86,6 @@ cs_buf_commit(cs_buf_t *b, size_t n)
 {
     assert(n <= b->cap - b->end);
     b->end += n;
-}
-
-
-void
-cs_buf_consume(cs_buf_t *b, size_t n)
-{
-    assert(n <= b->end - b->start);
-    if (n >= b->end - b->start) {
-        b->start = 0;
-        b->end = 0;
-    } else {
-        b->start += n;
-    }
 }
 
 

@@ -91,6 +91,7 @@
 #ifndef CS_BUFFER_H
 #define CS_BUFFER_H
 
+#include <assert.h>
 #include <stddef.h>
 #include "cs_rc.h"
 
@@ -105,10 +106,24 @@ typedef struct cs_buf_s {
 } cs_buf_t;
 
 /* empty, no allocation */
-void cs_buf_init(cs_buf_t *b);
+static inline void
+cs_buf_init(cs_buf_t *b)
+{
+    b->data = NULL;
+    b->start = 0;
+    b->end = 0;
+    b->cap = 0;
+}
 
 /* frees the memory; b is back in the init state */
-void cs_buf_free(cs_buf_t *b);
+void cs_buf_free_mem(cs_buf_t *b);
+
+static inline void
+cs_buf_free(cs_buf_t *b)
+{
+    if (b->data != NULL) /* (the common case on a receive's way out) */
+        cs_buf_free_mem(b);
+}
 
 /* number of unread bytes */
 static inline size_t
@@ -135,7 +150,17 @@ char *cs_buf_prepare(cs_buf_t *b, size_t n);
 void cs_buf_commit(cs_buf_t *b, size_t n);
 
 /* drops n <= cs_buf_len(b) bytes from the front; start = end = 0 when empty */
-void cs_buf_consume(cs_buf_t *b, size_t n);
+static inline void
+cs_buf_consume(cs_buf_t *b, size_t n)
+{
+    assert(n <= b->end - b->start);
+    if (n >= b->end - b->start) {
+        b->start = 0;
+        b->end = 0;
+    } else {
+        b->start += n;
+    }
+}
 
 /* copies n bytes to the end (p must not point into b): CS_OK or CS_ERROR */
 int cs_buf_append(cs_buf_t *b, const char *p, size_t n);

@@ -312,7 +312,7 @@ cs_sched_try_current(cs_sched_t *S, lua_State *L)
 
 
 cs_thread_t *
-cs_sched_current(cs_sched_t *S, lua_State *L, const char *what)
+cs_sched_not_current(cs_sched_t *S, lua_State *L, const char *what)
 {
     cs_thread_t *th = S->cur;
 

@@ -78,9 +78,22 @@ struct cs_sched_s {
                             * a datagram is copied out at once */
 };
 
+/* [-0, +0, v] raises the error of cs_sched_current */
+cs_thread_t *cs_sched_not_current(cs_sched_t *S, lua_State *L,
+                                  const char *what);
+
 /* [-0, +0, v] the running thread if L may park here, else raises an error
- * that names `what` and the reason */
-cs_thread_t *cs_sched_current(cs_sched_t *S, lua_State *L, const char *what);
+ * that names `what` and the reason (inline: every socket call starts with
+ * it) */
+static inline cs_thread_t *
+cs_sched_current(cs_sched_t *S, lua_State *L, const char *what)
+{
+    cs_thread_t *th = S->cur;
+
+    if (th != NULL && th->active->L == L && lua_isyieldable(L))
+        return th;
+    return cs_sched_not_current(S, L, what);
+}
 
 /* [-0, +0, -] the running thread if L is its active coroutine, else NULL */
 cs_thread_t *cs_sched_try_current(cs_sched_t *S, lua_State *L);

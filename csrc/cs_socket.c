@@ -630,10 +630,12 @@ cs_sock_fail(lua_State *L, const char *err)
 lua_Integer
 cs_sock_int_arg(lua_State *L, int idx)
 {
+    int exact;
+    lua_Integer i = lua_tointegerx(L, idx, &exact);
     lua_Number d;
 
-    if (lua_isinteger(L, idx))
-        return lua_tointeger(L, idx);
+    if (exact) /* an integer, or a float or string with an integral value */
+        return i;
     d = lua_tonumber(L, idx);
     if (!(d > -1) || d == (lua_Number) HUGE_VAL)
         return -1;

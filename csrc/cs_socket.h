@@ -89,9 +89,9 @@ int cs_sock_detach(cs_sock_t *s);
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
 /* [-0, +0, -] the number (or numeric string) at idx as OpenResty's
- * lua_tointeger on LuaJIT takes it: a float truncated toward zero; NaN,
- * infinity and whatever is below -1 are -1, whatever does not fit is
- * LUA_MAXINTEGER */
+ * lua_tointeger on LuaJIT takes it: an integral value as it is, a float
+ * truncated toward zero; NaN, infinity and other floats below -1 are -1,
+ * whatever does not fit is LUA_MAXINTEGER */
 lua_Integer cs_sock_int_arg(lua_State *L, int idx);
 /* [-0, +0, v] the same, raising for what is no number (luaL_checkinteger
  * on LuaJIT) */

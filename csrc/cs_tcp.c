@@ -598,8 +598,9 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
         if (n > 0) {
             int whole = cs_tcp_rx_direct(L, u, &view);
             /* what the result did not take stays for the next receive */
-            if (cs_buf_append(&u->in, cs_buf_ptr(&view), cs_buf_len(&view))
-                != CS_OK) {
+            if (cs_buf_len(&view) > 0
+                && cs_buf_append(&u->in, cs_buf_ptr(&view),
+                                 cs_buf_len(&view)) != CS_OK) {
                 if (whole)
                     lua_pop(L, 1);
                 return cs_tcp_rx_fail(L, u, "no memory", 1);
@@ -700,7 +701,8 @@ cs_tcp_receive(lua_State *L)
     }
     if (mode == CS_RX_COUNT && want < 0)
         return luaL_argerror(L, 2, "bad pattern argument");
-    lua_settop(L, 1);
+    /* (the results go on top of the arguments: no lua_settop, measurable
+     * per round trip) */
     cs_sched_current(u->s.S, L, "receive"); /* raises outside a thread */
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
@@ -730,7 +732,6 @@ cs_tcp_receiveany(lua_State *L)
     luaL_argcheck(L, lua_isnumber(L, 2) && max >= 1, 2, "bad max argument");
     if (max > CS_TCP_RESERVE)
         max = CS_TCP_RESERVE; /* no more is ever buffered by one read */
-    lua_settop(L, 1);
     cs_sched_current(u->s.S, L, "receive");
     if ((nret = cs_tcp_check_state(L, u, EV_READ)) != 0)
         return nret;
@@ -996,7 +997,7 @@ cs_tcp_send(lua_State *L)
         return luaL_typeerror(L, 2, "string, number, boolean, nil, or array "
                                     "table");
     }
-    lua_settop(L, 2);
+    /* (each case leaves the data at 2, the top) */
     cs_sched_current(u->s.S, L, "send"); /* raises outside a thread */
     if ((nret = cs_tcp_check_state(L, u, EV_WRITE)) != 0)
         return nret;
