@@ -46,15 +46,15 @@ LUALIB_API int(luaL_typeerror)(lua_State *L, int arg, const char *tname)
 #include "cs_rc.h"
 
 /* a float as OpenResty writes it: "%.14g", as LuaJIT's tostring (3.0 as
- * "3"); in_table: a whole one in the int32 range as that int (-0.0 as
- * "0"), as ngx_http_lua_write_num does for the numbers of an array. The
- * length written to buf (64 bytes are enough). */
+ * "3"); as_data: a whole one in the int32 range as that int (-0.0 as
+ * "0"), as ngx_http_lua_write_num does for the data of send. The length
+ * written to buf (64 bytes are enough). */
 static inline size_t
-cs_numfmt(char *buf, size_t size, double d, int in_table)
+cs_numfmt(char *buf, size_t size, double d, int as_data)
 {
     int n;
 
-    if (in_table && d >= -2147483648.0 && d <= 2147483647.0
+    if (as_data && d >= -2147483648.0 && d <= 2147483647.0
         && d == (double) (int) d)
         n = snprintf(buf, size, "%d", (int) d);
     else

@@ -661,13 +661,13 @@ cs_sock_close_argc(lua_State *L)
 
 
 const char *
-cs_sock_tolstring(lua_State *L, int idx, int in_table, size_t *len)
+cs_sock_tolstring(lua_State *L, int idx, int as_data, size_t *len)
 {
     char buf[64];
 
     if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) {
         size_t n = cs_numfmt(buf, sizeof(buf), (double) lua_tonumber(L, idx),
-                             in_table);
+                             as_data);
         idx = lua_absindex(L, idx);
         lua_pushlstring(L, buf, n);
         lua_replace(L, idx);

@@ -100,10 +100,11 @@ lua_Integer cs_sock_check_int(lua_State *L, int idx);
 int cs_sock_close_argc(lua_State *L);
 
 /* [-0, +0, m] lua_tolstring, but a float is written as OpenResty writes
- * it: "%.14g" as LuaJIT's tostring (3.0 as "3"), and inside a table
- * (in_table) one that is a whole int32 as that int (-0.0 as "0"), as
- * ngx_http_lua_write_num. Integers stay exact. */
-const char *cs_sock_tolstring(lua_State *L, int idx, int in_table,
+ * it: "%.14g" as LuaJIT's tostring (3.0 as "3"), and as data to send
+ * (as_data: a number given to send, or one inside its table) one that is
+ * a whole int32 as that int (-0.0 as "0"), as ngx_http_lua_write_num
+ * (recorded in spec/59). Integers stay exact. */
+const char *cs_sock_tolstring(lua_State *L, int idx, int as_data,
                               size_t *len);
 
 /* [-0, +1|2, m] the peer's (peer) or the local address of fd: host, port,

@@ -666,6 +666,7 @@ cs_tcp_receive(lua_State *L)
     int nret, mode = CS_RX_LINE;
     lua_Integer want = 0;
     const char *p;
+    size_t len;
 
     if (lua_gettop(L) > 2)
         return luaL_error(L, "expecting 1 or 2 arguments (including the "
@@ -680,17 +681,19 @@ cs_tcp_receive(lua_State *L)
         want = cs_sock_int_arg(L, 2);
         mode = CS_RX_COUNT;
         break;
-    case LUA_TSTRING:
-        p = lua_tostring(L, 2);
-        if (strcmp(p, "*l") == 0 || strcmp(p, "l") == 0) {
+    case LUA_TSTRING: /* OpenResty's checks and messages (spec/59) */
+        p = lua_tolstring(L, 2, &len);
+        if ((len == 2 && p[0] == '*' && p[1] == 'l')
+            || (len == 1 && p[0] == 'l')) { /* "l", "a": API.md */
             mode = CS_RX_LINE;
-        } else if (strcmp(p, "*a") == 0 || strcmp(p, "a") == 0) {
+        } else if ((len == 2 && p[0] == '*' && p[1] == 'a')
+                   || (len == 1 && p[0] == 'a')) {
             mode = CS_RX_ALL;
-        } else if (p[0] != '*' && lua_stringtonumber(L, p) != 0) {
+        } else if (len == 2 && p[0] == '*') { /* another "*x" */
+            return luaL_argerror(L, 2, "bad pattern argument");
+        } else if (lua_stringtonumber(L, p) == len + 1) { /* all of it */
             want = cs_sock_int_arg(L, -1);
             mode = CS_RX_COUNT;
-        } else if (p[0] == '*') {
-            return luaL_argerror(L, 2, "bad pattern argument");
         } else {
             return luaL_argerror(L, 2, lua_pushfstring(L, "bad pattern "
                                                           "argument: %s", p));
@@ -979,7 +982,7 @@ cs_tcp_send(lua_State *L)
     case LUA_TSTRING:
         break;
     case LUA_TNUMBER:
-        (void) cs_sock_tolstring(L, 2, 0, NULL);
+        (void) cs_sock_tolstring(L, 2, 1, NULL);
         break;
     case LUA_TNIL: /* OpenResty sends the words */
     case LUA_TBOOLEAN:
@@ -2268,6 +2271,9 @@ cs_tcp__tostring(lua_State *L)
 static int
 cs_tcp_ctor(lua_State *L)
 {
+    if (lua_gettop(L) != 0) /* OpenResty's check and message */
+        return luaL_error(L, "expecting zero arguments, but got %d",
+                          lua_gettop(L));
     cs_tcp_new(L, cs_sched_up(L));
     return 1;
 }

@@ -456,7 +456,7 @@ cs_udp_send(lua_State *L)
     switch (lua_type(L, 2)) {
     case LUA_TSTRING:
     case LUA_TNUMBER:
-        p = cs_sock_tolstring(L, 2, 0, &len);
+        p = cs_sock_tolstring(L, 2, 1, &len);
         break;
     case LUA_TNIL:
         p = "nil";

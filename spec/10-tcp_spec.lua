@@ -276,11 +276,11 @@ describe("tcp:send", function()
       assert.equal(2, c:send(10.0))
       assert.equal(15, c:send(3.14159265357939723846))
       assert.equal("103.1415926535794", s:receive(17))
-      -- in a table a whole float in the int32 range is written as that
-      -- int (ngx_http_lua_write_num), so -0.0 as "0"; alone as LuaJIT's
-      -- tostring, "-0"
-      assert.equal(2, c:send(-0.0))
-      assert.equal("-0", s:receive(2))
+      -- a whole float in the int32 range is written as that int
+      -- (ngx_http_lua_write_num), so -0.0 as "0", alone or in a table
+      -- (recorded from OpenResty in spec/59)
+      assert.equal(1, c:send(-0.0))
+      assert.equal("0", s:receive(1))
       local t = { 3.0, "|", -0.0, "|", 1e15, "|", 2^53, "|",
                   math.tointeger(2^53), "|", 1/0, "|", 0.1, "|", 2^31 }
       local want = "3|0|1e+15|9.007199254741e+15|9007199254740992|inf|0.1"

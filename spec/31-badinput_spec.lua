@@ -582,7 +582,8 @@ local ROWS = {
     R"bad argument #1 to 'count' (corosched.queue expected, got no value)" },
 
   -- cs.socket.tcp: a fresh socket (never connected)
-  { "type(cs.socket.tcp(1, 2))", V("userdata") },
+  { "cs.socket.tcp(1, 2)", R"expecting zero arguments, but got 2" },
+  { "cs.socket.tcp(nil)", R"expecting zero arguments, but got 1" },
   { "tcp:connect()",
     R"ngx.socket connect: expecting 2, 3, or 4 arguments (including the object), but seen 1" },
   { "tcp:connect(nil)",
@@ -677,8 +678,19 @@ local ROWS = {
   { "tcp:receive('1.5')", V(nil, "closed") },
   { "tcp:receive(stdout)",
     R"bad argument #1 to 'receive' (bad pattern argument)" },
-  -- BUG (minor): compared up to the NUL
-  { "tcp:receive('*l\\0x')", V(nil, "closed") },
+  -- the whole string counts (OpenResty, recorded in spec/59); "*" and a
+  -- letter says no more, anything else names the pattern
+  { "tcp:receive('*l\\0x')",
+    R"bad argument #1 to 'receive' (bad pattern argument: *l)" },
+  { "tcp:receive('2\\0')",
+    R"bad argument #1 to 'receive' (bad pattern argument: 2)" },
+  { "tcp:receive('*')",
+    R"bad argument #1 to 'receive' (bad pattern argument: *)" },
+  { "tcp:receive('**a')",
+    R"bad argument #1 to 'receive' (bad pattern argument: **a)" },
+  { "tcp:receive('*5')",
+    R"bad argument #1 to 'receive' (bad pattern argument)" },
+  { "tcp:receive(' 3 ')", V(nil, "closed") },
   { "tcp:receiveany()",
     R"expecting 2 arguments (including the object), but got 1" },
   { "tcp:receiveany(0)",

@@ -23,6 +23,14 @@ local READ_ERROR_CLOSES = "a read error closed the socket (API.md); "
 
 -- [case name] = { [line label] = { line = what corosched returns, why = } }
 local DIFFERENT = {
+  ["receive sizes as strings and floats"] = {
+    ['"l"'] = { line = '"l": nil "timeout" "2345678901234567890123456789012345'
+                  .. '6789012345678901234567890123456789"',
+                why = '"l" and "a" are aliases of "*l" and "*a" (API.md); '
+                   .. "no newline came, the read timed out" },
+    ['"a"'] = { line = '"a": nil "timeout" ""',
+                why = 'as "l"; the peer never closes, the read timed out' },
+  },
   ["ngx.socket.connect"] = {
     connect = { line = 'connect: "userdata" nil',
                 why = "a cosocket is a userdata here, a table there" },

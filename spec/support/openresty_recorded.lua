@@ -851,4 +851,88 @@ empty: 1 nil]==],
 setkeepalive: nil "socket busy reading"
 reader: true "late"
 close: 1]==],
+  ["send numbers outside tables"] = [==[
+send 1: 3 nil
+send 2: 1 nil
+send 3: 5 nil
+send 4: 3 nil
+send 5: 4 nil
+send 6: 4 nil
+send 7: 18 nil
+send 8: 3 nil
+send 9: 5 nil
+send 10: 3 nil
+send 11: 2 nil
+send 12: 5 nil
+send 13: 5 nil
+send 14: 15 nil
+echo: "1.5|0|1e+20|inf|-inf|-nan|9.007199254741e+15|0.1|1e-05|100|-7|1e+15|1e+16|3.1415926535898|"]==],
+  ["receive sizes as strings and floats"] = [==[
+"5": "01234"
+2.9: "56"
+"2.9": "78"
+" 3": "901"
+"3 ": "234"
+"0x4": "5678"
+"1e1": "9012345678"
+0.5: ""
+"0": ""
+-0.5: ""
+"-1": error "bad argument #2 to '?' (bad pattern argument)"
+"": error "bad argument #2 to '?' (bad pattern argument: )"
+"*": error "bad argument #2 to '?' (bad pattern argument: *)"
+"*l ": error "bad argument #2 to '?' (bad pattern argument: *l )"
+"**a": error "bad argument #2 to '?' (bad pattern argument: **a)"
+after: "901"
+"*a ": error "bad argument #2 to '?' (bad pattern argument: *a )"
+"*l\0": error "bad argument #2 to '?' (bad pattern argument: *l)"
+"2\0": error "bad argument #2 to '?' (bad pattern argument: 2)"
+"*5": error "bad argument #2 to '?' (bad pattern argument)"
+"L": error "bad argument #2 to '?' (bad pattern argument: L)"
+"l": error "bad argument #2 to '?' (bad pattern argument: l)"
+"a": error "bad argument #2 to '?' (bad pattern argument: a)"]==],
+  ["receiveany sizes as strings and floats"] = [==[
+2.7: "01"
+"3.5": "234"
+0.5: error "bad argument #2 to '?' (bad max argument)"
+1.0: "5"
+-0.5: error "bad argument #2 to '?' (bad max argument)"
+nil: error "bad argument #2 to '?' (bad max argument)"
+true: error "bad argument #2 to '?' (bad max argument)"
+table: error "bad argument #2 to '?' (bad max argument)"
+" 4": "6789"
+1e10: "012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"]==],
+  ["constructors with arguments"] = [==[
+tcp 1: error "expecting zero arguments, but got 1"
+tcp nil: error "expecting zero arguments, but got 1"
+udp 1: error "expecting zero arguments, but got 1"
+stream: "function"
+connect none: error "ngx.socket connect: expecting 2, 3, or 4 arguments (including the object), but seen 1"
+connect host only: nil "missing the port number"
+connect refused: nil "connection refused"
+connect unix missing: nil "no such file or directory"]==],
+  ["thread arguments and results with holes"] = [==[
+wait: true 4 1 nil 3 nil
+wait nils: true nil nil 5 nil
+wait none: true
+wait parked: true "late" nil
+wait again: nil "already waited or killed"
+kill finished: nil "already waited or killed"]==],
+  ["udp send values"] = [==[
+integer: 1
+echo: "42"
+float: 1
+echo: "1.5"
+table: 1
+echo: "a1b2.5"
+nil: 1
+echo: "nil"
+table of bool: error "bad argument #2 to '?' (bad data type boolean found)"
+none: error "expecting 2 arguments (including the object), but got 1"
+empty: 1
+after empty: ""
+-0.0: 1
+echo: "0"
+table -0.0: 1
+echo: "0|2147483648|-2147483649"]==],
 }
