@@ -427,6 +427,92 @@ cs_net_parse_addr(cs_addr_t *a, const char *host, size_t hostlen, int port)
 }
 
 
+/* nginx's ngx_atoi for a port: digits only, 1..65535; else -1 */
+static int
+cs_net_port_text(const char *p, size_t len)
+{
+    int n = 0;
+    size_t i;
+
+    if (len == 0 || len > 5) {
+        return -1;
+    }
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9') {
+            return -1;
+        }
+        n = n * 10 + (p[i] - '0');
+    }
+    return (n >= 1 && n <= 65535) ? n : -1;
+}
+
+
+int
+cs_net_split_host(const char *host, size_t hostlen, int *port,
+                  const char **lit, size_t *litlen, const char **why)
+{
+    const char *last = host + hostlen, *end, *colon;
+    int p = *port;
+
+    *lit = host;
+    *litlen = hostlen;
+    *why = NULL;
+    if (cs_net_is_unix(host, hostlen)) {
+        if (hostlen == 5) {
+            *why = "no path in the unix domain socket";
+            return CS_ERROR;
+        }
+        return CS_OK;
+    }
+    if (hostlen > 0 && host[0] == '[') { /* ngx_parse_inet6_url */
+        end = memchr(host, ']', hostlen);
+        if (end == NULL || memchr(end, '/', (size_t) (last - end)) != NULL) {
+            *why = "invalid host";
+            return CS_ERROR;
+        }
+        if (end + 1 < last) {
+            if (end[1] != ':') {
+                *why = "invalid host";
+                return CS_ERROR;
+            }
+            if ((p = cs_net_port_text(end + 2,
+                                      (size_t) (last - end - 2))) < 0) {
+                *why = "invalid port";
+                return CS_ERROR;
+            }
+        }
+        if (end == host + 1) {
+            *why = "no host";
+            return CS_ERROR;
+        }
+        *litlen = (size_t) (end + 1 - host);
+        *port = p;
+        return CS_OK;
+    }
+    /* ngx_parse_inet_url */
+    if (memchr(host, '/', hostlen) != NULL
+        || memchr(host, '?', hostlen) != NULL) {
+        *why = "invalid host";
+        return CS_ERROR;
+    }
+    colon = memchr(host, ':', hostlen);
+    if (colon != NULL) {
+        if ((p = cs_net_port_text(colon + 1,
+                                  (size_t) (last - colon - 1))) < 0) {
+            *why = "invalid port";
+            return CS_ERROR;
+        }
+        *litlen = (size_t) (colon - host);
+    }
+    if (*litlen == 0) {
+        *why = "no host";
+        return CS_ERROR;
+    }
+    *port = p;
+    return CS_OK;
+}
+
+
 int
 cs_net_addr_from_ip(cs_addr_t *a, int family, const void *ip, int port)
 {

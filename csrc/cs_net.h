@@ -116,6 +116,21 @@ int cs_net_parse_addr(cs_addr_t *a, const char *host, size_t hostlen,
     int port);
 
 /*
+ * The host of a cosocket's connect or setpeername as nginx's ngx_parse_url
+ * reads it there (lua-nginx-module gives it the host, the port as its
+ * default, and no_resolve): "unix:path" (any case) as it is; "[v6]" with
+ * an optional ":port" after the bracket; anything else up to its first
+ * ':', with the port after it. A port in the string replaces *port.
+ * Returns CS_OK with the address or name part in *lit / *litlen (the
+ * brackets kept, for cs_net_parse_addr), or CS_ERROR (*port unchanged)
+ * with nginx's reason in *why: "no host", "invalid host" (a '/' or '?', or a bad "[...]"),
+ * "invalid port" (not 1..65535), "no path in the unix domain socket".
+ * An IPv6 address goes in brackets: "::1" alone is host "" and port ":1".
+ */
+int cs_net_split_host(const char *host, size_t hostlen, int *port,
+    const char **lit, size_t *litlen, const char **why);
+
+/*
  * Writes a's host as text into buf ("127.0.0.1", "::1", "fe80::1%2",
  * "unix:/path"; an unnamed unix socket is "unix:", an abstract one
  * "unix:@name") and stores its port in *port (when port is not NULL; 0 for

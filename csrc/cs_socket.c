@@ -627,6 +627,43 @@ cs_sock_fail(lua_State *L, const char *err)
 }
 
 
+int
+cs_sock_parse_host(lua_State *L, int port, cs_addr_t *a)
+{
+    size_t hlen, litlen;
+    const char *host = lua_tolstring(L, 2, &hlen), *lit, *why;
+    int e;
+
+    if (strlen(host) != hlen) { /* a NUL byte: no name has one */
+        why = NULL;
+        goto fail;
+    }
+    if (cs_net_split_host(host, hlen, &port, &lit, &litlen, &why) != CS_OK)
+        goto fail;
+    if (cs_net_parse_addr(a, lit, litlen, port) == CS_OK)
+        return 0;
+    e = errno;
+    if (e == ENOENT) { /* a name: resolved with the port it goes with */
+        lua_pushlstring(L, lit, litlen);
+        lua_replace(L, 2);
+        lua_pushinteger(L, port);
+        lua_replace(L, 3);
+        return 1;
+    }
+    if (cs_net_is_unix(lit, litlen))
+        why = e == ENAMETOOLONG ? "too long path in the unix domain socket"
+                                : NULL;
+    else
+        why = lit[0] == '[' ? "invalid IPv6 address" : NULL;
+fail:
+    if (why != NULL)
+        lua_pushfstring(L, "failed to parse host name \"%s\": %s", host, why);
+    else
+        lua_pushfstring(L, "failed to parse host name \"%s\"", host);
+    return cs_sock_fail(L, lua_tostring(L, -1));
+}
+
+
 lua_Integer
 cs_sock_int_arg(lua_State *L, int idx)
 {

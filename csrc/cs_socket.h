@@ -88,6 +88,13 @@ int cs_sock_detach(cs_sock_t *s);
 
 /* [-0, +2, -] nil, err */
 int cs_sock_fail(lua_State *L, const char *err);
+/* [-0, +0|+3, m] the host at 2 (a string) and the port of a cosocket's
+ * connect or setpeername, as OpenResty parses them (cs_net_split_host):
+ * 0 with *a filled (an IP literal, a unix path); 1 for a name to resolve,
+ * with 2 replaced by the name alone and 3 by the port (one given in the
+ * host string wins); or 2 with nil, OpenResty's "failed to parse host
+ * name" message pushed (and the message under them) */
+int cs_sock_parse_host(lua_State *L, int port, cs_addr_t *a);
 /* [-0, +0, -] the number (or numeric string) at idx as OpenResty's
  * lua_tointeger on LuaJIT takes it: an integral value as it is, a float
  * truncated toward zero; NaN, infinity and other floats below -1 are -1,

@@ -1627,27 +1627,23 @@ cs_tcp_connect_wait_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th)
 {
-    size_t hlen;
-    const char *host = lua_tolstring(L, 2, &hlen);
-    int port = (int) lua_tointeger(L, 3);
     cs_addr_t addr;
     cs_dns_t *q;
+    int rc;
 
     u->reused = 0;
-    if (cs_net_parse_addr(&addr, host, hlen, port) == CS_OK)
+    rc = cs_sock_parse_host(L, (int) lua_tointeger(L, 3), &addr);
+    if (rc == 0)
         return cs_tcp_connect_start(L, u, th, &addr);
-    if (errno != ENOENT || strlen(host) != hlen || hlen == 0) {
+    if (rc == 2) {
         cs_tcp_close_conn(u); /* gives a pool slot back */
-        return cs_sock_fail(L, lua_pushfstring(L, "failed to parse host "
-                                                  "name \"%s\"%s",
-                                               host, hlen == 0
-                                                     ? ": no host" : ""));
+        return 2;
     }
     if (cs_tcp_more(u) == NULL) { /* for x->dns */
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "no memory");
     }
-    if (cs_dns_start(u->s.S, L, host, AF_UNSPEC, &q) == CS_OK)
+    if (cs_dns_start(u->s.S, L, lua_tostring(L, 2), AF_UNSPEC, &q) == CS_OK)
         return cs_tcp_connect_dns_k(L, LUA_OK, (lua_KContext) q);
     cs_dns_set_owner(q, &u->x->dns); /* connecting while x->dns != NULL */
     return cs_dns_park_with(L, q, th, cs_tcp_dns_cleanup, u, (lua_KContext) q,

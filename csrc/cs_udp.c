@@ -144,25 +144,6 @@ cs_udp_bad_port(lua_State *L, int idx)
 }
 
 
-/* [-0, +2, m] nil, what nginx's URL parser says about host (errno set by
- * cs_net_parse_addr) */
-static int
-cs_udp_parse_fail(lua_State *L, const char *host, size_t hlen, int is_unix)
-{
-    const char *why = NULL;
-
-    if (is_unix && errno == ENAMETOOLONG)
-        why = "too long path in the unix domain socket";
-    else if (is_unix && hlen == 5)
-        why = "no path in the unix domain socket";
-    if (why != NULL)
-        lua_pushfstring(L, "failed to parse host name \"%s\": %s", host,
-                        why);
-    else
-        lua_pushfstring(L, "failed to parse host name \"%s\"", host);
-    return cs_sock_fail(L, lua_tostring(L, -1));
-}
-
 /* }====== */
 
 
@@ -298,10 +279,15 @@ cs_udp_setpeername(lua_State *L)
     if (cs_udp_busy(L, u))
         return cs_sock_fail(L, "socket busy");
 
-    if (cs_net_parse_addr(&a, host, hlen, (int) port) == CS_OK)
+    switch (cs_sock_parse_host(L, (int) port, &a)) {
+    case 0:
         return cs_udp_connect(L, u, &a);
-    if (is_unix || errno != ENOENT || strlen(host) != hlen)
-        return cs_udp_parse_fail(L, host, hlen, is_unix);
+    case 2:
+        return 2;
+    default: /* a name */
+        host = lua_tostring(L, 2);
+        break;
+    }
 
     /* a host name: as OpenResty, the old peer is gone while resolving */
     th = cs_sched_current(u->s.S, L, "setpeername");
@@ -345,9 +331,10 @@ cs_udp_bind(lua_State *L)
         host = "0.0.0.0", hlen = 7;
     else if (cs_net_is_localhost(host, hlen))
         host = "127.0.0.1", hlen = 9;
-    if (cs_net_parse_addr(&a, host, hlen, (int) port) != CS_OK) {
-        if (is_unix)
-            return cs_udp_parse_fail(L, host, hlen, 1);
+    if (is_unix) {
+        if (cs_sock_parse_host(L, 0, &a) != 0) /* (never a name) */
+            return 2;
+    } else if (cs_net_parse_addr(&a, host, hlen, (int) port) != CS_OK) {
         return cs_sock_fail(L, "bad address"); /* names are not resolved */
     }
 

@@ -158,6 +158,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     port_ok = port >= 0 && port <= 65535;
     (void) cs_net_is_localhost(host, len);
 
+    { /* the cosocket host splitter: its part is inside host, and a port
+       * it takes from the string is a valid one */
+        const char *lit, *why;
+        size_t litlen;
+        int p2 = port;
+
+        rc = cs_net_split_host(host, len, &p2, &lit, &litlen, &why);
+        if (rc == CS_OK) {
+            FUZZ_ASSERT(lit == host && litlen <= len);
+            FUZZ_ASSERT(p2 == port || (p2 >= 1 && p2 <= 65535));
+            FUZZ_ASSERT(is_unix || litlen > 0);
+            FUZZ_ASSERT(is_unix || host[0] == '['
+                        || memchr(host, ':', litlen) == NULL);
+        } else {
+            FUZZ_ASSERT(rc == CS_ERROR && why != NULL && p2 == port);
+        }
+    }
+
     errno = 0;
     rc = cs_net_parse_addr(&a, host, len, port);
     err = errno;

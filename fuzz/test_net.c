@@ -1020,6 +1020,66 @@ test_have_ipv6(void)
 }
 
 
+/* cs_net_split_host: nginx's ngx_parse_url on a cosocket's host, as
+ * recorded from OpenResty in spec/59 */
+static void
+test_split_host(void)
+{
+    static const struct {
+        const char *host;
+        int rc;
+        const char *lit; /* or the reason */
+        int port;        /* after; 80 came in */
+    } cases[] = {
+        { "127.0.0.1", CS_OK, "127.0.0.1", 80 },
+        { "example.com", CS_OK, "example.com", 80 },
+        { "127.0.0.1:8080", CS_OK, "127.0.0.1", 8080 },
+        { "[::1]", CS_OK, "[::1]", 80 },
+        { "[::1]:65535", CS_OK, "[::1]", 65535 },
+        { "[x]", CS_OK, "[x]", 80 }, /* cs_net_parse_addr refuses it */
+        { "unix:/a:b", CS_OK, "unix:/a:b", 80 },
+        { "UNIX:/a", CS_OK, "UNIX:/a", 80 },
+        { "", CS_ERROR, "no host", 80 },
+        { ":80", CS_ERROR, "no host", 80 },
+        { "[]", CS_ERROR, "no host", 80 },
+        { "[]:80", CS_ERROR, "no host", 80 },
+        { "::1", CS_ERROR, "invalid port", 80 },
+        { "a:", CS_ERROR, "invalid port", 80 },
+        { "a:0", CS_ERROR, "invalid port", 80 },
+        { "a:65536", CS_ERROR, "invalid port", 80 },
+        { "a:123456", CS_ERROR, "invalid port", 80 },
+        { "a:+1", CS_ERROR, "invalid port", 80 },
+        { "a: 1", CS_ERROR, "invalid port", 80 },
+        { "[::1]:", CS_ERROR, "invalid port", 80 },
+        { "[::1]:x", CS_ERROR, "invalid port", 80 },
+        { "a/b", CS_ERROR, "invalid host", 80 },
+        { "a?b", CS_ERROR, "invalid host", 80 },
+        { "a:80/", CS_ERROR, "invalid host", 80 },
+        { "[::1", CS_ERROR, "invalid host", 80 },
+        { "[::1]x", CS_ERROR, "invalid host", 80 },
+        { "[::1]/", CS_ERROR, "invalid host", 80 },
+        { "unix:", CS_ERROR, "no path in the unix domain socket", 80 },
+    };
+    size_t i, litlen;
+    const char *lit, *why;
+    int port, rc;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        port = 80;
+        rc = cs_net_split_host(cases[i].host, strlen(cases[i].host), &port,
+                               &lit, &litlen, &why);
+        CHECK_INT(rc, cases[i].rc);
+        CHECK_INT(port, cases[i].port);
+        if (rc == CS_OK) {
+            CHECK_INT(litlen, strlen(cases[i].lit));
+            CHECK(strncmp(lit, cases[i].lit, litlen) == 0);
+        } else {
+            CHECK_STR(why, cases[i].lit);
+        }
+    }
+}
+
+
 int
 main(void)
 {
@@ -1028,6 +1088,7 @@ main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
 
     test_parse();
+    test_split_host();
     test_strerror();
     test_tcp(AF_INET);
     test_udp(AF_INET);

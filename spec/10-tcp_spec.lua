@@ -185,8 +185,17 @@ describe("tcp:connect", function()
   it("a bad host literal: \"failed to parse host name\"", function()
     net.run(function()
       local s = cs.socket.tcp()
-      assert.same({ nil, 'failed to parse host name "[::1"' },
+      -- nginx's URL parser's reasons (recorded in spec/59)
+      assert.same({ nil, 'failed to parse host name "[::1": invalid host' },
                   { s:connect("[::1", 80) })
+      assert.same({ nil, 'failed to parse host name "::1": invalid port' },
+                  { s:connect("::1", 80) }) -- IPv6 goes in brackets
+      assert.same({ nil, 'failed to parse host name "[127.0.0.1]": '
+                         .. "invalid IPv6 address" },
+                  { s:connect("[127.0.0.1]", 80) })
+      assert.same({ nil, 'failed to parse host name "127.0.0.1/x": '
+                         .. "invalid host" },
+                  { s:connect("127.0.0.1/x", 80) })
     end)
   end)
 
@@ -1051,11 +1060,12 @@ describe("tcp:getpeername / getsockname", function()
       if not srv then return end -- no IPv6 here
       local _, port = srv:getsockname()
       local c = cs.socket.tcp()
-      assert.equal(1, c:connect("::1", port))
+      assert.equal(1, c:connect("[::1]", port)) -- in brackets, as nginx
       local s = assert(srv:accept())
       assert.same({ "::1", port }, { c:getpeername() })
       s:close()
-      assert.equal(1, c:connect("[::1]", port)) -- the bracketed form
+      -- a port in the host string wins, as in OpenResty
+      assert.equal(1, c:connect("[::1]:" .. port, 1))
       s = assert(srv:accept())
       assert.same({ "::1", port }, { c:getpeername() })
       srv:close(); c:close(); s:close()

@@ -245,7 +245,7 @@ describe("cs.socket.udp", function()
         assert.equal(1, c:setpeername("[::1]", p))
         c:send("six")
         assert.equal("six", srv:receive())
-        assert.equal(1, c:setpeername("::1", p))
+        assert.equal(1, c:setpeername("[::1]:" .. p, 1)) -- its port wins
         c:send("again")
         assert.equal("again", srv:receive())
         close_all(srv, c)
@@ -261,8 +261,10 @@ describe("cs.socket.udp", function()
                     { s:setpeername("127.0.0.1", 65536) })
         assert.same({ nil, "bad port number: -1" },
                     { s:setpeername("127.0.0.1", -1) })
-        assert.same({ nil, 'failed to parse host name "[::1"' },
+        assert.same({ nil, 'failed to parse host name "[::1": invalid host' },
                     { s:setpeername("[::1", 53) })
+        assert.same({ nil, 'failed to parse host name "::1": invalid port' },
+                    { s:setpeername("::1", 53) })
         assert.same({ nil, 'failed to parse host name "a"' }, -- C string
                     { s:setpeername("a\0b", 53) })
         assert.same({ nil, 'failed to parse host name "unix:": no path '

@@ -873,7 +873,10 @@ function _M.request(opts)
   for attempt = 1, 2 do
     local sock = tcp()
     sock:settimeouts(ct, wt, rt)
-    local ok, err = sock:connect(u.host, u.port, copts)
+    -- an IPv6 literal goes in brackets, as nginx's URL parser wants it
+    local chost = u.host:find(":", 1, true) and "[" .. u.host .. "]"
+                  or u.host
+    local ok, err = sock:connect(chost, u.port, copts)
     if not ok then return nil, err end
     if u.scheme == "https" then -- at once on a pooled TLS connection
       ok, err = sock:sslhandshake(false, nil, opts.ssl_verify)

@@ -935,4 +935,55 @@ after empty: ""
 echo: "0"
 table -0.0: 1
 echo: "0|2147483648|-2147483649"]==],
+  ["connect to address forms"] = [==[
+[::1] refused: nil "connection refused"
+::1 refused: nil "failed to parse host name \034::1\034: invalid port"
+[127.0.0.1]: nil "failed to parse host name \034[127.0.0.1]\034: invalid IPv6 address"
+empty host: nil "failed to parse host name \034\034: no host"
+unix: empty path: nil "failed to parse host name \034unix:\034: no path in the unix domain socket"
+unix: long path: nil "failed to parse host name \034unix:/dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd\034: too long path in the unix domain socket"
+unix: a file: nil "connection refused"
+unix: a directory: nil "connection refused"
+unix: refused: nil "no such file or directory"
+port float: nil "connection refused"
+port string float: nil "connection refused"
+port negative: nil "bad port number: -1"
+port string spaces: nil "connection refused"
+host with the port: 1
+host with port 0: nil "failed to parse host name \034127.0.0.1:0\034: invalid port"
+host with a bad port: nil "failed to parse host name \034127.0.0.1:x\034: invalid port"
+host with a big port: nil "failed to parse host name \034127.0.0.1:65536\034: invalid port"
+host with a slash: nil "failed to parse host name \034127.0.0.1/x\034: invalid host"
+host with a question mark: nil "failed to parse host name \034127.0.0.1?x\034: invalid host"
+[::1 unclosed: nil "failed to parse host name \034[::1\034: invalid host"
+[::1]x: nil "failed to parse host name \034[::1]x\034: invalid host"
+[::1]:port: nil "connection refused"
+[::1]:bad: nil "failed to parse host name \034[::1]:x\034: invalid port"
+[]: nil "failed to parse host name \034[]\034: no host"
+UNIX:: 1
+:port alone: nil "failed to parse host name \034:80\034: no host"]==],
+  ["udp setpeername address forms"] = [==[
+[::1]: 1 nil
+[::1] send: 1
+[::1] receive: nil "connection refused"
+::1: nil "failed to parse host name \034::1\034: invalid port"
+empty host: nil "failed to parse host name \034\034: no host"
+unix: empty path: nil "failed to parse host name \034unix:\034: no path in the unix domain socket"
+unix: long path: nil "failed to parse host name \034unix:/dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd\034: too long path in the unix domain socket"
+unix: a directory: nil "connection refused"
+port 0: 1 nil
+port 0 send: 1
+port 0 receive: nil "connection refused"
+port 65536: nil "bad port number: 65536"
+port string: 1 nil
+port string send: 1
+port string receive: "x"
+host with the port: 1 nil
+host with the port send: 1
+host with the port receive: "x"
+host with a bad port: nil "failed to parse host name \034127.0.0.1:x\034: invalid port"
+host with a slash: nil "failed to parse host name \034127.0.0.1/x\034: invalid host"
+[::1 unclosed: nil "failed to parse host name \034[::1\034: invalid host"
+[]: nil "failed to parse host name \034[]\034: no host"
+UNIX:: nil "no such file or directory"]==],
 }
