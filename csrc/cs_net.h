@@ -123,8 +123,9 @@ int cs_net_parse_addr(cs_addr_t *a, const char *host, size_t hostlen,
  * ':', with the port after it. A port in the string replaces *port.
  * Returns CS_OK with the address or name part in *lit / *litlen (the
  * brackets kept, for cs_net_parse_addr), or CS_ERROR (*port unchanged)
- * with nginx's reason in *why: "no host", "invalid host" (a '/' or '?', or a bad "[...]"),
- * "invalid port" (not 1..65535), "no path in the unix domain socket".
+ * with nginx's reason in *why: "no host", "invalid host" (a '/' or '?',
+ * or a bad "[...]"), "invalid port" (not 1..65535), "no path in the unix
+ * domain socket".
  * An IPv6 address goes in brackets: "::1" alone is host "" and port ":1".
  */
 int cs_net_split_host(const char *host, size_t hostlen, int *port,
