@@ -2089,7 +2089,9 @@ cs_tcp_parse_timeout(lua_State *L, int idx)
 {
     lua_Number t = lua_tonumber(L, idx);
 
-    if (!(t >= 0 && t < 2147483648.0))
+    /* OpenResty truncates, then refuses what is not in 0..2^31-1: -0.5
+     * is 0 (recorded in spec/59) */
+    if (!(t > -1 && t < 2147483648.0))
         return luaL_error(L, "bad timeout value");
     return (int) t;
 }

@@ -768,8 +768,11 @@ local ROWS = {
   { "tcp:settimeout(huge)", R"bad timeout value" },
   { "tcp:settimeout(2^31)", R"bad timeout value" },
   { "tcp:settimeout(2^31 - 1)", V() },
-  -- 0.5 ms -> 0 = the 60 s default
+  -- 0.5 ms -> 0 = the 60 s default; truncated before the check, so -0.5
+  -- is 0 too (OpenResty, recorded in spec/59)
   { "tcp:settimeout(0.5)", V() },
+  { "tcp:settimeout(-0.5)", V() },
+  { "tcp:settimeouts(-0.9, 1, 1)", V() },
   -- no number: 0, the default (OpenResty's lua_tonumber)
   { "tcp:settimeout(true)", V() },
   { "tcp:settimeout({})", V() },

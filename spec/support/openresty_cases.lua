@@ -1774,6 +1774,29 @@ case("udp setpeername address forms", function(t)
   try("UNIX:", "UNIX:/nonexistent/x.sock", nil)
 end)
 
+case("timeout magnitudes", function(t)
+  local sock = t.tcp("")
+  local u = ngx.socket.udp()
+  local vals = { { "2^31-1", 2^31 - 1 }, { "2^31", 2^31 }, { "2^32", 2^32 },
+                 { "1e20", 1e20 }, { "inf", 1/0 }, { "-inf", -1/0 },
+                 { "nan", 0/0 }, { "0.5", 0.5 }, { "-0.5", -0.5 },
+                 { "1.9", 1.9 }, { "\"0x10\"", "0x10" }, { "\" 5 \"", " 5 " },
+                 { "true", true } }
+  for _, v in ipairs(vals) do
+    t.try("tcp settimeout " .. v[1], function()
+      return sock:settimeout(v[2])
+    end)
+    t.try("tcp settimeouts " .. v[1], function()
+      return sock:settimeouts(v[2], 10, 10)
+    end)
+    t.try("udp settimeout " .. v[1], function()
+      return u:settimeout(v[2])
+    end)
+  end
+  sock:close()
+  u:close()
+end)
+
 ---------------------------------------------------------------------------
 -- the runner
 

@@ -986,4 +986,44 @@ host with a slash: nil "failed to parse host name \034127.0.0.1/x\034: invalid h
 [::1 unclosed: nil "failed to parse host name \034[::1\034: invalid host"
 []: nil "failed to parse host name \034[]\034: no host"
 UNIX:: nil "no such file or directory"]==],
+  ["timeout magnitudes"] = [==[
+tcp settimeout 2^31-1:
+tcp settimeouts 2^31-1:
+udp settimeout 2^31-1:
+tcp settimeout 2^31: error "bad timeout value"
+tcp settimeouts 2^31: error "bad timeout value"
+udp settimeout 2^31:
+tcp settimeout 2^32: error "bad timeout value"
+tcp settimeouts 2^32: error "bad timeout value"
+udp settimeout 2^32:
+tcp settimeout 1e20: error "bad timeout value"
+tcp settimeouts 1e20: error "bad timeout value"
+udp settimeout 1e20:
+tcp settimeout inf: error "bad timeout value"
+tcp settimeouts inf: error "bad timeout value"
+udp settimeout inf:
+tcp settimeout -inf: error "bad timeout value"
+tcp settimeouts -inf: error "bad timeout value"
+udp settimeout -inf:
+tcp settimeout nan: error "bad timeout value"
+tcp settimeouts nan: error "bad timeout value"
+udp settimeout nan:
+tcp settimeout 0.5:
+tcp settimeouts 0.5:
+udp settimeout 0.5:
+tcp settimeout -0.5:
+tcp settimeouts -0.5:
+udp settimeout -0.5:
+tcp settimeout 1.9:
+tcp settimeouts 1.9:
+udp settimeout 1.9:
+tcp settimeout "0x10":
+tcp settimeouts "0x10":
+udp settimeout "0x10":
+tcp settimeout " 5 ":
+tcp settimeouts " 5 ":
+udp settimeout " 5 ":
+tcp settimeout true:
+tcp settimeouts true:
+udp settimeout true:]==],
 }
