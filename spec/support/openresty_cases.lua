@@ -1797,6 +1797,20 @@ case("timeout magnitudes", function(t)
   u:close()
 end)
 
+case("huge receive counts", function(t)
+  local sock = t.tcp("w:abc s:0.4 w:jkl c")
+  sock:settimeout(50)
+  t.try("2^40", function() return sock:receive(2^40) end)
+  t.try("1e15", function() return sock:receive(1e15) end)
+  t.try("\"1e15\"", function() return sock:receive("1e15") end)
+  sock:settimeout(2000)
+  t.try("receiveany 2^40", function() return sock:receiveany(2^40) end)
+  local r = sock:receiveuntil("x")
+  t.try("iterator 2^40", function() return r(2^40) end)
+  t.try("after", function() return sock:receive() end)
+  sock:close()
+end)
+
 ---------------------------------------------------------------------------
 -- the runner
 

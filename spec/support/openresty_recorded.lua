@@ -1026,4 +1026,11 @@ udp settimeout " 5 ":
 tcp settimeout true:
 tcp settimeouts true:
 udp settimeout true:]==],
+  ["huge receive counts"] = [==[
+2^40: nil "timeout" "abc"
+1e15: nil "timeout" ""
+"1e15": nil "timeout" ""
+receiveany 2^40: "jkl"
+iterator 2^40: nil "closed" ""
+after: nil "closed"]==],
 }
