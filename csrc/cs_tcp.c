@@ -1693,6 +1693,29 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
+/* [-0, +0, m] the host given to connect, at 3, becomes the name it
+ * names: "[::1]" is "::1", and "host:port" is "host" (as connect read it,
+ * cs_net_split_host) */
+static void
+cs_tcp_host_name(lua_State *L)
+{
+    size_t len, litlen;
+    const char *host = lua_tolstring(L, 3, &len), *lit, *why;
+    int port = 0;
+
+    if (cs_net_split_host(host, len, &port, &lit, &litlen, &why) != CS_OK)
+        return;
+    if (litlen >= 2 && lit[0] == '[' && lit[litlen - 1] == ']') {
+        lit++;
+        litlen -= 2;
+    }
+    if (litlen != len) {
+        lua_pushlstring(L, lit, litlen);
+        lua_replace(L, 3);
+    }
+}
+
+
 /* sock:sslhandshake([reused_session [, server_name [, ssl_verify
  * [, send_status_req]]]]) -> session | true | nil, err */
 static int
@@ -1714,8 +1737,9 @@ cs_tcp_sslhandshake(lua_State *L)
      * not; the session is returned unless reused_session is false */
     want_session = lua_type(L, 2) != LUA_TBOOLEAN || lua_toboolean(L, 2);
     o.session = cs_tls_to_session(L, 2);
-    if (!lua_isnil(L, 3))
-        luaL_checktype(L, 3, LUA_TSTRING);
+    if (!lua_isnil(L, 3) && lua_type(L, 3) != LUA_TSTRING) /* its FFI's */
+        return luaL_error(L, "cannot convert '%s' to 'const unsigned char *'",
+                          luaL_typename(L, 3));
     if (lua_isnil(L, 4))
         o.verify = 1;
     else {
@@ -1723,6 +1747,8 @@ cs_tcp_sslhandshake(lua_State *L)
         o.verify = lua_toboolean(L, 4);
     }
     o.ocsp = lua_toboolean(L, 5);
+    if (!u->created) /* lua-resty-core's check (spec/59) */
+        return luaL_error(L, "socket is never created nor connected");
     cs_sched_current(u->s.S, L, "sslhandshake"); /* raises outside */
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
@@ -1753,6 +1779,7 @@ cs_tcp_sslhandshake(lua_State *L)
     if (lua_isnil(L, 3) && u->x->host != NULL) { /* connect's host */
         lua_pushstring(L, u->x->host);
         lua_replace(L, 3);
+        cs_tcp_host_name(L);
     } else if (lua_isnil(L, 3) && u->keyhost) { /* the key's host */
         size_t len;
         const char *key;
@@ -1763,6 +1790,7 @@ cs_tcp_sslhandshake(lua_State *L)
         if (len > 0) {
             lua_pushlstring(L, key, len - 1);
             lua_replace(L, 3);
+            cs_tcp_host_name(L);
         }
         lua_pop(L, 1);
     }

@@ -10,6 +10,7 @@
 -- compared without its number and name: LuaJIT calls every method '?' and
 -- counts the object, Lua 5.4 names a method and does not count it.
 local helper = require "spec.helper"
+local cs = require "corosched"
 local net = require "spec.support.net"
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
@@ -22,7 +23,57 @@ local READ_ERROR_CLOSES = "a read error closed the socket (API.md); "
   .. "OpenResty 0.10.x ends the read half only"
 
 -- [case name] = { [line label] = { line = what corosched returns, why = } }
+local TLS_REASON = 'failures say "handshake failed: <OpenSSL\'s reason>" '
+  .. "(API.md)"
+
 local DIFFERENT = {
+  ["tls verification"] = {
+    ["self-signed, verify"] = {
+      line = 'self-signed, verify: nil "handshake failed: self-signed '
+        .. 'certificate"',
+      why = TLS_REASON },
+    ["self-signed, verify nil"] = {
+      line = 'self-signed, verify nil: nil "handshake failed: self-signed '
+        .. 'certificate"',
+      why = "ssl_verify nil verifies (API.md)" },
+    ["wrong name, verify"] = {
+      line = 'wrong name, verify: nil "handshake failed: hostname mismatch"',
+      why = TLS_REASON },
+    ["ip name, verify"] = {
+      line = "ip name, verify: true",
+      why = "an IP literal is checked against the certificate's IP "
+         .. "addresses (API.md); nginx checks it as a DNS name" },
+    ["trailing dot, verify"] = {
+      line = 'trailing dot, verify: nil "handshake failed: hostname '
+        .. 'mismatch"',
+      why = TLS_REASON },
+  },
+  ["tls handshake errors"] = {
+    ["plain peer that closed"] = {
+      line = 'plain peer that closed: nil "handshake failed: closed"',
+      why = TLS_REASON },
+    ["plain peer that answers"] = {
+      line = 'plain peer that answers: nil "handshake failed: wrong version '
+        .. 'number"',
+      why = TLS_REASON },
+  },
+  ["tls handshake arguments"] = {
+    ["session string"] = { line = "session string: userdata",
+                           why = "a session is a userdata here, cdata there" },
+    ["session true"] = { line = "session true: userdata",
+                         why = "a session is a userdata here, cdata there" },
+    ["verify string"] = {
+      line = 'verify string: error "bad argument (boolean expected, got '
+        .. 'string)"',
+      why = "ssl_verify other than nil, true, false raises (API.md)" },
+    ["session returned"] = {
+      line = 'session returned: "userdata"',
+      why = "a session is a userdata here, cdata there" },
+  },
+  ["tls reads and timeouts"] = {
+    send = { line = 'send: nil "closed"',
+             why = "the read error (\"closed\") closed the socket (API.md)" },
+  },
   ["receive sizes as strings and floats"] = {
     ['"l"'] = { line = '"l": nil "timeout" "2345678901234567890123456789012345'
                   .. '6789012345678901234567890123456789"',
@@ -123,21 +174,29 @@ end
 
 local peer, peer_proc
 
+-- the peer's TLS ports serve spec/support/certs/peer.crt, signed by its
+-- ca.crt, which the recording's nginx trusts (lua_ssl_trusted_certificate)
+-- and corosched here (cs.socket.setcafile)
 local function start_peer()
+  local dir = own_dir()
   local cmd = ("exec env -u LD_PRELOAD python3 %s/support/script_peer.py "
-               .. "--parent %s </dev/null"):format(own_dir(), net.own_pid())
+               .. "--parent %s --certs %s/support/certs </dev/null"):format(
+               dir, net.own_pid(), dir)
   peer_proc = assert(io.popen(cmd, "r"))
   local line = peer_proc:read("l") or ""
-  local port, refused, udp, udp_refused, unix, pid = line:match(
-    "^tcp (%d+) refused (%d+) udp (%d+) udp_refused (%d+) unix (%S+) "
-    .. "pid (%d+)$")
+  local port, refused, udp, udp_refused, unix, pid, tls, tls_self =
+    line:match("^tcp (%d+) refused (%d+) udp (%d+) udp_refused (%d+) "
+               .. "unix (%S+) pid (%d+) tls (%d+) tls_self (%d+)$")
   assert(port, "script_peer.py did not start: " .. line)
   peer = { port = tonumber(port), refused = tonumber(refused),
            udp = tonumber(udp), udp_refused = tonumber(udp_refused),
-           unix = unix, pid = tonumber(pid) }
+           unix = unix, pid = tonumber(pid), tls = tonumber(tls),
+           tls_self = tonumber(tls_self) }
+  assert(cs.socket.setcafile(dir .. "/support/certs/ca.crt"))
 end
 
 local function stop_peer()
+  cs.socket.setcafile(nil)
   if peer_proc then net.stop_process(peer.pid, peer_proc) end
   peer_proc = nil
 end

@@ -8,6 +8,10 @@
 --   t.tcp(script [, opts])       a TCP cosocket connected to the peer
 --                                (connect's opts) that has sent it the
 --                                script line
+--   t.tls, t.tls_self            TLS ports of the peer: test.example
+--                                (signed by a CA both trust), and a
+--                                self-signed self.example
+--   t.tls_tcp(script [, opts])   as t.tcp, over a verified TLS handshake
 --   t.take(pool)                 takes a connection from the pool (and
 --                                records its reuse count), then closes it
 --   t.out(label, ...)            records one line: label and the values
@@ -171,10 +175,11 @@ case("receive pattern errors", function(t)
 end)
 
 case("receive timeout keeps the partial data and the socket", function(t)
-  local sock = t.tcp("w:hello s:0.15 w:world%0A")
+  local sock = t.tcp("w:hello s:0.3 w:world%0A")
   sock:settimeout(50)
   t.out("10", sock:receive(10))
   t.out("*l", sock:receive())
+  sock:settimeout(2000) -- "world" comes well after the two timeouts
   t.out("*l again", sock:receive())
   sock:close()
 end)
@@ -1812,6 +1817,150 @@ case("huge receive counts", function(t)
 end)
 
 ---------------------------------------------------------------------------
+-- TLS
+
+case("tls handshake, echo and close", function(t)
+  local sock = ngx.socket.tcp()
+  sock:settimeout(2000)
+  t.out("connect", sock:connect("127.0.0.1", t.tls))
+  t.try("handshake", function()
+    return sock:sslhandshake(false, "test.example", true)
+  end)
+  t.out("send script", sock:send("e\n"))
+  t.out("send", sock:send({ "hel", "lo" }))
+  t.out("receive", sock:receive(5))
+  t.try("handshake again", function()
+    return sock:sslhandshake(false, "test.example", true)
+  end)
+  t.out("send after", sock:send("x\n"))
+  t.out("receive after", sock:receive())
+  t.out("close", sock:close())
+  t.try("handshake closed", function()
+    return sock:sslhandshake(false, "test.example", true)
+  end)
+end)
+
+case("tls verification", function(t)
+  local function try(label, port, ...)
+    local sock = ngx.socket.tcp()
+    sock:settimeout(2000)
+    assert(sock:connect("127.0.0.1", port))
+    local args = { n = select("#", ...), ... }
+    t.try(label, function()
+      return sock:sslhandshake(unpack(args, 1, args.n))
+    end)
+    sock:close()
+  end
+  try("self-signed, verify", t.tls_self, false, "self.example", true)
+  try("self-signed, no verify", t.tls_self, false, "self.example", false)
+  try("self-signed, verify nil", t.tls_self, false, "self.example", nil)
+  try("wrong name, verify", t.tls, false, "wrong.example", true)
+  try("wrong name, no verify", t.tls, false, "wrong.example", false)
+  try("no name, verify", t.tls, false, nil, true)
+  try("ip name, verify", t.tls, false, "127.0.0.1", true)
+  try("upper-case name, verify", t.tls, false, "TEST.EXAMPLE", true)
+  try("trailing dot, verify", t.tls, false, "test.example.", true)
+  try("right name, verify", t.tls, false, "test.example", true)
+end)
+
+case("tls handshake errors", function(t)
+  local sock = ngx.socket.tcp()
+  t.try("never connected", function()
+    return sock:sslhandshake(false, "test.example", false)
+  end)
+  sock = t.tcp("s:1") -- a plain peer that reads nothing for a while
+  sock:settimeout(50)
+  t.try("plain peer that waits", function()
+    return sock:sslhandshake(false, "test.example", false)
+  end)
+  t.out("send after", sock:send("x"))
+  sock:close()
+  sock = t.tcp("C")
+  sock:settimeout(1000)
+  ngx.sleep(0.05)
+  t.try("plain peer that closed", function()
+    return sock:sslhandshake(false, "test.example", false)
+  end)
+  sock:close()
+  sock = t.tcp("w:HTTP/1.0%20400%20Bad%0D%0A%0D%0A C")
+  sock:settimeout(1000)
+  t.try("plain peer that answers", function()
+    return sock:sslhandshake(false, "test.example", false)
+  end)
+  t.out("receive after", sock:receive())
+  sock:close()
+end)
+
+case("tls handshake arguments", function(t)
+  local sock = ngx.socket.tcp()
+  sock:settimeout(2000)
+  assert(sock:connect("127.0.0.1", t.tls))
+  t.try("session string", function() return sock:sslhandshake("x") end)
+  t.try("session true", function() return sock:sslhandshake(true) end)
+  t.try("name table", function() return sock:sslhandshake(false, {}) end)
+  t.try("name number", function()
+    return sock:sslhandshake(false, 123, false)
+  end)
+  sock:close()
+  sock = ngx.socket.tcp()
+  sock:settimeout(2000)
+  assert(sock:connect("127.0.0.1", t.tls))
+  t.try("verify string", function()
+    return sock:sslhandshake(false, "test.example", "yes")
+  end)
+  t.try("six args", function()
+    return sock:sslhandshake(false, "test.example", true, false, 1, 2)
+  end)
+  t.try("session returned", function()
+    return type(sock:sslhandshake(nil, "test.example", true))
+  end)
+  sock:close()
+end)
+
+case("tls reads and timeouts", function(t)
+  local sock = t.tls_tcp("w:abc%0Ad s:0.3 w:ef%0Aend c")
+  sock:settimeout(1000)
+  t.out("line", sock:receive())
+  sock:settimeout(50)
+  t.out("timeout", sock:receive())
+  sock:settimeout(1000)
+  t.out("line after", sock:receive())
+  t.out("*a", sock:receive("*a"))
+  t.out("after close_notify", sock:receive())
+  t.out("send", sock:send("x"))
+  t.out("close", sock:close())
+  sock = t.tls_tcp("n:20000 c")
+  sock:settimeout(1000)
+  local total, n = 0, 0
+  while true do
+    local data, err = sock:receiveany(8192)
+    if not data then
+      t.out("receiveany end", err, total, n > 1)
+      break
+    end
+    total, n = total + #data, n + 1
+  end
+  sock:close()
+end)
+
+case("tls connections in the pool", function(t)
+  local sock = t.tls_tcp("e", { pool = "tls pool" })
+  sock:settimeout(1000)
+  t.out("echo", sock:send("a\n"), sock:receive())
+  t.out("setkeepalive", sock:setkeepalive())
+  sock = ngx.socket.tcp()
+  sock:settimeout(1000)
+  t.out("connect", sock:connect("127.0.0.1", t.tls, { pool = "tls pool" }))
+  t.out("reused", sock:getreusedtimes())
+  t.try("handshake", function()
+    return sock:sslhandshake(false, "test.example", true)
+  end)
+  t.out("echo", sock:send("b\n"), sock:receive())
+  t.out("setkeepalive", sock:setkeepalive())
+  t.take("tls pool")
+end)
+
+---------------------------------------------------------------------------
 -- the runner
 
 -- a value as text, the same on LuaJIT and Lua 5.4
@@ -1892,6 +2041,15 @@ local function run(c, peer)
   function t.tcp(script, opts)
     local sock = ngx.socket.tcp()
     assert(sock:connect("127.0.0.1", peer.port, opts))
+    assert(sock:send(script .. "\n"))
+    return sock
+  end
+  -- a cosocket connected to the TLS peer (test.example, trusted), verified,
+  -- that has sent it the script line over TLS
+  function t.tls_tcp(script, opts)
+    local sock = ngx.socket.tcp()
+    assert(sock:connect("127.0.0.1", peer.tls, opts))
+    assert(sock:sslhandshake(false, "test.example", true))
     assert(sock:send(script .. "\n"))
     return sock
   end

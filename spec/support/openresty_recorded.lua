@@ -1033,4 +1033,59 @@ udp settimeout true:]==],
 receiveany 2^40: "jkl"
 iterator 2^40: nil "closed" ""
 after: nil "closed"]==],
+  ["tls handshake, echo and close"] = [==[
+connect: 1
+handshake: true
+send script: 2
+send: 5
+receive: "hello"
+handshake again: true
+send after: 2
+receive after: "x"
+close: 1
+handshake closed: nil "closed"]==],
+  ["tls verification"] = [==[
+self-signed, verify: nil "18: self-signed certificate"
+self-signed, no verify: true
+self-signed, verify nil: true
+wrong name, verify: nil "certificate host mismatch"
+wrong name, no verify: true
+no name, verify: true
+ip name, verify: nil "certificate host mismatch"
+upper-case name, verify: true
+trailing dot, verify: nil "certificate host mismatch"
+right name, verify: true]==],
+  ["tls handshake errors"] = [==[
+never connected: error "socket is never created nor connected"
+plain peer that waits: nil "timeout"
+send after: nil "closed"
+plain peer that closed: nil "handshake failed"
+plain peer that answers: nil "handshake failed"
+receive after: nil "closed"]==],
+  ["tls handshake arguments"] = [==[
+session string: cdata
+session true: cdata
+name table: error "cannot convert 'table' to 'const unsigned char *'"
+name number: error "cannot convert 'number' to 'const unsigned char *'"
+verify string: true
+six args: error "ngx.socket sslhandshake: expecting 1 ~ 5 arguments (including the object), but seen 7"
+session returned: "cdata"]==],
+  ["tls reads and timeouts"] = [==[
+line: "abc"
+timeout: nil "timeout" "d"
+line after: "ef"
+*a: "end"
+after close_notify: nil "closed" ""
+send: 1
+close: 1
+receiveany end: "closed" 20000 true]==],
+  ["tls connections in the pool"] = [==[
+echo: 2 "a"
+setkeepalive: 1
+connect: 1
+reused: 1
+handshake: true
+echo: 2 "b"
+setkeepalive: 1
+taken from tls pool: 2]==],
 }

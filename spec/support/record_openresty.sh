@@ -30,12 +30,13 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$dir/logs"
 
-python3 "$here/script_peer.py" --parent $$ >"$dir/peer.out" 2>"$dir/peer.err" &
+python3 "$here/script_peer.py" --parent $$ --certs "$here/certs" \
+    >"$dir/peer.out" 2>"$dir/peer.err" &
 peer_pid=$!
 for _ in $(seq 50); do [ -s "$dir/peer.out" ] && break; sleep 0.1; done
 set -- $(cat "$dir/peer.out")
 [ "$1" = tcp ] || { echo "script_peer.py did not start" >&2; exit 1; }
-port=$2 refused=$4 udp=$6 udp_refused=$8 unix=${10}
+port=$2 refused=$4 udp=$6 udp_refused=$8 unix=${10} tls=${14} tls_self=${16}
 http_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pkg=$(dpkg-query -W -f='${Version}' libnginx-mod-http-lua 2>/dev/null || echo "?")
 
@@ -49,12 +50,15 @@ events { worker_connections 1024; }
 http {
   access_log off;
   lua_socket_log_errors off;
+  lua_ssl_trusted_certificate $here/certs/ca.crt;
+  lua_ssl_verify_depth 2;
   server {
     listen 127.0.0.1:$http_port;
     location /record { content_by_lua_block {
       local m = dofile("$here/openresty_cases.lua")
       local peer = { port = $port, refused = $refused, udp = $udp,
-                     udp_refused = $udp_refused, unix = "$unix" }
+                     udp_refused = $udp_refused, unix = "$unix",
+                     tls = $tls, tls_self = $tls_self }
       ngx.say("-- Recorded by spec/support/record_openresty.sh: what ",
               "OpenResty's cosockets returned for")
       ngx.say("-- spec/support/openresty_cases.lua (nginx ",

@@ -4,6 +4,8 @@ from OpenResty (spec/support/record_openresty.sh).
 
 Prints one line on stdout:
     tcp P refused P udp P udp_refused P unix PATH pid PID
+and with --certs DIR (spec/support/certs) two more words at its end:
+    tls P tls_self P
 then serves until SIGTERM or until the process given with --parent is gone.
 
 TCP (on 127.0.0.1:P and on the unix socket PATH): the client's first line
@@ -17,7 +19,10 @@ is a script, space-separated steps run in order:
     R        reset (SO_LINGER 0, then close)
     e        echo what arrives until the client closes
 When the steps run out, the peer reads until the client closes, then
-closes. "refused" is a TCP port nothing listens on, "udp_refused" a UDP
+closes. "tls" and "tls_self" run the same scripts after a TLS handshake
+(the script line comes over TLS), with peer.crt (test.example and
+127.0.0.1, signed by ca.crt) and self.crt (self-signed, self.example);
+"c" there sends TLS's close_notify, then half-closes. "refused" is a TCP port nothing listens on, "udp_refused" a UDP
 port nothing is bound to.
 
 UDP: each datagram is echoed, except "silent..." (no reply) and "n:N"
@@ -30,6 +35,7 @@ import argparse
 import os
 import signal
 import socket
+import ssl
 import struct
 import sys
 import tempfile
@@ -83,6 +89,8 @@ def serve_tcp(conn):
                         return
                     left -= len(b)
             elif op == "c":
+                if isinstance(conn, ssl.SSLSocket):
+                    conn = conn.unwrap()  # close_notify
                 conn.shutdown(socket.SHUT_WR)
                 break
             elif op == "C":
@@ -107,10 +115,38 @@ def serve_tcp(conn):
         conn.close()
 
 
-def accept_loop(srv):
+def serve_tls(conn, ctx):
+    conn.settimeout(10)
+    try:
+        conn = ctx.wrap_socket(conn, server_side=True)
+    except (OSError, ssl.SSLError):
+        conn.close()  # a failed handshake: the client's error is the test
+        return
+    conn.settimeout(None)
+    serve_tcp(conn)
+
+
+def accept_loop(srv, ctx=None):
     while True:
         conn, _ = srv.accept()
-        threading.Thread(target=serve_tcp, args=(conn,), daemon=True).start()
+        if ctx is None:
+            target, args = serve_tcp, (conn,)
+        else:
+            target, args = serve_tls, (conn, ctx)
+        threading.Thread(target=target, args=args, daemon=True).start()
+
+
+def tls_listener(certs, name):
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(os.path.join(certs, name + ".crt"),
+                        os.path.join(certs, name + ".key"))
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(128)
+    threading.Thread(target=accept_loop, args=(srv, ctx),
+                     daemon=True).start()
+    return srv.getsockname()[1]
 
 
 def udp_loop(sock):
@@ -134,6 +170,7 @@ def unused_port(kind):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--parent", type=int, default=0)
+    ap.add_argument("--certs", default="")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
@@ -151,10 +188,14 @@ def main():
     for target, arg in ((accept_loop, tcp), (accept_loop, unix),
                         (udp_loop, udp)):
         threading.Thread(target=target, args=(arg,), daemon=True).start()
-    print("tcp %d refused %d udp %d udp_refused %d unix %s pid %d" % (
+    tls = ""
+    if args.certs:
+        tls = " tls %d tls_self %d" % (tls_listener(args.certs, "peer"),
+                                       tls_listener(args.certs, "self"))
+    print("tcp %d refused %d udp %d udp_refused %d unix %s pid %d%s" % (
         tcp.getsockname()[1], unused_port(socket.SOCK_STREAM),
         udp.getsockname()[1], unused_port(socket.SOCK_DGRAM), path,
-        os.getpid()), flush=True)
+        os.getpid(), tls), flush=True)
     try:
         while True:
             time.sleep(0.2)
