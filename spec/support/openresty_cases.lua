@@ -1918,7 +1918,7 @@ case("tls handshake arguments", function(t)
 end)
 
 case("tls reads and timeouts", function(t)
-  local sock = t.tls_tcp("w:abc%0Ad s:0.3 w:ef%0Aend c")
+  local sock = t.tls_tcp("w:abc%0Ad s:0.6 w:ef%0Aend c")
   sock:settimeout(1000)
   t.out("line", sock:receive())
   sock:settimeout(50)
