@@ -266,12 +266,21 @@ static cs_re_t *
 cs_re_compile(lua_State *L, int iregex, int iopts)
 {
     size_t rlen, olen = 0;
-    const char *rx = luaL_checklstring(L, iregex, &rlen);
-    const char *opts = "";
+    const char *rx, *opts = "";
     unsigned flags;
     uint32_t copts;
     cs_re_cache_t *cache = lua_touserdata(L, lua_upvalueindex(1));
     cs_re_t *re;
+
+    /* what lua-resty-core raises for a regex that is no string (#regex,
+     * then its FFI call; recorded in spec/59) */
+    if (lua_type(L, iregex) == LUA_TTABLE)
+        luaL_error(L, "bad argument #1 to 'ngx_lua_ffi_compile_regex' "
+                      "(cannot convert 'table' to 'const unsigned char *')");
+    else if (lua_type(L, iregex) != LUA_TSTRING)
+        luaL_error(L, "attempt to get length of local 'regex' (a %s value)",
+                   luaL_typename(L, iregex));
+    rx = lua_tolstring(L, iregex, &rlen);
 
     if (lua_toboolean(L, iopts))
         opts = luaL_checklstring(L, iopts, &olen);

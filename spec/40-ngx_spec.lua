@@ -607,6 +607,20 @@ describe("corosched.ngx", function()
       assert.same({ "a-b-c", 2 }, { ngx.re.gsub("a b c", " ", "-", "jo") })
     end)
 
+    it("raises lua-resty-core's errors for a regex that is no string",
+       function()
+      local ngx = ngxc.install()
+      for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
+        assert.has_error(function() ngx.re[f]("a12", 12, "x") end,
+          "attempt to get length of local 'regex' (a number value)", f)
+        assert.has_error(function() ngx.re[f]("a12", nil, "x") end,
+          "attempt to get length of local 'regex' (a nil value)", f)
+        assert.has_error(function() ngx.re[f]("a12", {}, "x") end,
+          "bad argument #1 to 'ngx_lua_ffi_compile_regex' (cannot convert "
+          .. "'table' to 'const unsigned char *')", f)
+      end
+    end)
+
     it("raises a clear error when corosched.re is not built", function()
       local mod = ngx_env.ngx_without_re()
       assert.has_error(function() mod.ngx.re.match("a", "a") end,

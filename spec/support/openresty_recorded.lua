@@ -607,6 +607,43 @@ gsub $$: "a$c" 1
 gsub bad template: nil nil "failed to compile the replacement template"
 gsub bad template 2: nil nil "failed to compile the replacement template"
 gsub utf8: "xxxxx" 5]==],
+  ["ngx.re options and subjects"] = [==[
+x: {0="ab12",1="12"}
+s: {0="a\010b"} nil
+m: {0="b"} nil
+d: {0="abc"}
+U: {0="h\195\169",1="\195\169"}
+J: nil "pcre_compile() failed: two named subpatterns have the same name in \034(?<x>a)(?<x>b)?\034 at \034>b)?\034"
+number subject: {0="34",1="4"}
+nil subject: nil
+table subject: {0="x"}
+nil regex: error "attempt to get length of local 'regex' (a nil value)"
+number regex: error "attempt to get length of local 'regex' (a number value)"
+table regex: error "bad argument #1 to 'ngx_lua_ffi_compile_regex' (cannot convert 'table' to 'const unsigned char *')"
+nil options: {0="b"}
+ctx past end: nil 10
+ctx at end: {0=""} 4
+ctx 0: {0="a"} 2
+ctx no pos: {0="b"} 3
+find ctx: 4 4
+find nth 0: 2 2
+find nth unmatched: nil nil
+find nth too big: nil nil "nth out of bound"]==],
+  ["ngx.re substitution edge cases"] = [==[
+$10: "j-j-a-k" 1
+dollar at end: nil nil "failed to compile the replacement template"
+dollar brace empty: nil nil "failed to compile the replacement template"
+dollar big: "ac" 1
+unmatched group: "[]" 1
+fn returns number: "a7" 1
+fn returns nil: "anil" 1
+fn returns table: "atable: ADDR" 1
+template table: "atable: ADDR" 1
+template number: "a5" 1
+fn named: "vkk=v" 1
+gsub count: "bbb" 3
+sub no match: "abc" 0
+gsub utf8 empty: nil nil "pcre_exec() failed: -11"]==],
   ["string helpers"] = [==[
 escape_uri: "a%20b%26c%3Dd%2F%C3%A9~_-.!*'()"
 escape_uri 2: "a%20b%2Fc%3Fd"
