@@ -987,7 +987,17 @@ describe("corosched.ngx", function()
       assert.equal(1290079655,
                    ngx.parse_http_time("Thu Nov 18 11:27:35 2010"))
       assert.is_nil(ngx.parse_http_time("yesterday"))
-      assert.is_nil(ngx.parse_http_time("Thu, 18 Foo 2010 11:27:35 GMT"))
+      assert.is_nil(ngx.parse_http_time("Thu, 18 Xoo 2010 11:27:35 GMT"))
+      -- nginx reads a month from its first letters (recorded in spec/59):
+      -- "Foo" is February, and nothing after the seconds is looked at
+      assert.equal(ngx.parse_http_time("Thu, 18 Feb 2010 11:27:35 GMT"),
+                   ngx.parse_http_time("Thu, 18 Foo 2010 11:27:35 +0100"))
+      assert.is_nil(ngx.parse_http_time("Thu, 30 Feb 2012 11:27:35 GMT"))
+      assert.has_error(function() ngx.parse_http_time(1) end,
+                       "string argument only")
+      assert.has_error(function() ngx.http_time("1") end,
+                       "number argument only")
+      assert.equal("Thu, 01 Jan 1970 00:00:00 GMT", ngx.http_time(-5))
       for _, t in ipairs({ 0, 951782400, 1709164800, 2145916800,
                            4102444799 }) do
         assert.equal(t, ngx.parse_http_time(ngx.http_time(t)))

@@ -20,6 +20,7 @@
 local cs = require "corosched"
 
 local byte, char, concat = string.byte, string.char, table.concat
+local sub = string.sub
 local format, pack, sunpack = string.format, string.pack, string.unpack
 local floor, huge = math.floor, math.huge
 local mtype, tointeger = math.type, math.tointeger
@@ -654,6 +655,9 @@ local SQL_ESC = {
 }
 
 local function quote_sql_str(s)
+  if s == nil then -- raises here, unlike the other helpers (spec/59)
+    argerror(1, "quote_sql_str", "string expected, got nil", 3)
+  end
   s = checkstr(s, "quote_sql_str")
   return "'" .. s:gsub("[\0\b\n\r\t\26\\'\"]", SQL_ESC) .. "'"
 end
@@ -664,27 +668,34 @@ end
 local DAYS = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" }
 local MONTHS = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
                  "Sep", "Oct", "Nov", "Dec" }
-local MONTH_NUM = {}
-for i, m in ipairs(MONTHS) do MONTH_NUM[m] = i end
+
+-- a time for http_time / cookie_time as nginx takes it: a number only
+-- (lua-resty-core's message), truncated, and what is before 1970 as 1970
+-- (ngx_gmtime)
+local function time_arg(sec)
+  if type(sec) ~= "number" then error("number argument only", 3) end
+  sec = sec < 0 and 0 or tointeger(floor(sec))
+  return sec, os.date("!*t", sec)
+end
 
 -- names from tables, not os.date's %a/%b, which follow the C locale
 local function http_time(sec)
-  local t = os.date("!*t", tointeger(floor(sec)))
+  local _, t = time_arg(sec)
   return format("%s, %02d %s %d %02d:%02d:%02d GMT", DAYS[t.wday], t.day,
                 MONTHS[t.month], t.year, t.hour, t.min, t.sec)
 end
 
 -- nginx writes a two-digit year before 2038 (old Netscape cookies)
 local function cookie_time(sec)
-  sec = tointeger(floor(sec))
-  local t = os.date("!*t", sec)
+  local t
+  sec, t = time_arg(sec)
   local year = sec < 2145916800 and format("%02d", t.year % 100) or t.year
   return format("%s, %02d-%s-%s %02d:%02d:%02d GMT", DAYS[t.wday], t.day,
                 MONTHS[t.month], year, t.hour, t.min, t.sec)
 end
 
 -- days since 1970-01-01 of a proleptic Gregorian date (the usual
--- era/day-of-era computation, with March as the first month)
+-- era/day-of-era computation, with March as the first month); linear in d
 local function days_from_civil(y, m, d)
   if m <= 2 then y = y - 1 end
   local era = y // 400
@@ -693,28 +704,112 @@ local function days_from_civil(y, m, d)
   return era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
 end
 
--- RFC 1123 ("Thu, 18 Nov 2010 11:27:35 GMT"), RFC 850 / cookie
--- ("Thursday, 18-Nov-10 11:27:35 GMT") and asctime ("Thu Nov 18 11:27:35
--- 2010") dates -> seconds, or nil
+local MDAY = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 }
+
+-- the n decimal digits of s at i, or nil
+local function digits(s, i, n)
+  local v = 0
+  for k = i, i + n - 1 do
+    local b = byte(s, k)
+    if not b or b < 48 or b > 57 then return nil end
+    v = v * 10 + b - 48
+  end
+  return v
+end
+
+-- the month at i as nginx reads it: from its first letters only ("Jux" is
+-- July, "Nox" November)
+local function month_at(s, i)
+  local c, c1, c2 = sub(s, i, i), sub(s, i + 1, i + 1), sub(s, i + 2, i + 2)
+  if c == "J" then return c1 == "a" and 1 or (c2 == "n" and 6 or 7) end
+  if c == "M" then return c2 == "r" and 3 or 5 end
+  if c == "A" then return c1 == "p" and 4 or 8 end
+  return ({ F = 2, S = 9, O = 10, N = 11, D = 12 })[c]
+end
+
+-- an HTTP date -> seconds, or nil, as nginx's ngx_parse_http_time reads
+-- it (recorded in spec/59): RFC 1123 "Thu, 18 Nov 2010 11:27:35 GMT",
+-- RFC 850 "Thursday, 18-Nov-10 11:27:35 GMT" and asctime "Thu Nov 18
+-- 11:27:35 2010"; the weekday is not checked, the day has two digits
+-- (asctime: one or two), nothing after the seconds (the year in asctime)
+-- is looked at, and a day past the month's end is refused
 local function parse_http_time(s)
-  if type(s) ~= "string" then return nil end
-  local d, mon, y, hh, mm, ss =
-    s:match("^%a+, (%d%d?) (%a%a%a) (%d%d%d%d) (%d%d):(%d%d):(%d%d) GMT$")
-  if not d then
-    d, mon, y, hh, mm, ss = s:match(
-      "^%a+, (%d%d?)%-(%a%a%a)%-(%d%d%d?%d?) (%d%d):(%d%d):(%d%d) GMT$")
+  if type(s) ~= "string" then error("string argument only", 2) end
+  local len, p, fmt = #s, 1, nil
+  while p <= len do -- the weekday: up to a "," (or a " ": asctime)
+    local c = byte(s, p)
+    if c == 44 then break end
+    if c == 32 then fmt = "asctime"; break end
+    p = p + 1
   end
-  if not d then
-    mon, d, hh, mm, ss, y = s:match(
-      "^%a+ (%a%a%a) +(%d%d?) (%d%d):(%d%d):(%d%d) (%d%d%d%d)$")
+  p = p + 1
+  while byte(s, p) == 32 do p = p + 1 end
+  if len - p + 1 < 18 then return nil end
+  local day, year
+  if fmt ~= "asctime" then
+    day = digits(s, p, 2)
+    if not day then return nil end
+    p = p + 2
+    local c = byte(s, p)
+    if c == 32 then
+      if len - p + 1 < 18 then return nil end
+      fmt = "rfc1123"
+    elseif c == 45 then
+      fmt = "rfc850"
+    else
+      return nil
+    end
+    p = p + 1
   end
-  local m = mon and MONTH_NUM[mon]
-  if not m then return nil end
-  y, d = tointeger(tonumber(y)), tointeger(tonumber(d))
-  hh, mm, ss = tonumber(hh), tonumber(mm), tonumber(ss)
-  if y < 100 then y = y + (y < 70 and 2000 or 1900) end
-  if d < 1 or d > 31 or hh > 23 or mm > 59 or ss > 59 then return nil end
-  return days_from_civil(y, m, d) * 86400 + hh * 3600 + mm * 60 + ss
+  local month = month_at(s, p)
+  if not month then return nil end
+  p = p + 3
+  local sep = byte(s, p)
+  if (fmt == "rfc1123" and sep ~= 32) or (fmt == "rfc850" and sep ~= 45) then
+    return nil
+  end
+  p = p + 1
+  if fmt == "rfc1123" then
+    year = digits(s, p, 4)
+    p = p + 4
+  elseif fmt == "rfc850" then
+    year = digits(s, p, 2)
+    year = year and year + (year < 70 and 2000 or 1900)
+    p = p + 2
+  else
+    if byte(s, p) == 32 then p = p + 1 end
+    day = digits(s, p, 1)
+    if not day then return nil end
+    p = p + 1
+    if byte(s, p) ~= 32 then
+      local d2 = digits(s, p, 1)
+      if not d2 then return nil end
+      day, p = day * 10 + d2, p + 1
+    end
+    if len - p + 1 < 14 then return nil end
+    year = 0
+  end
+  if not year or byte(s, p) ~= 32 then return nil end
+  local hh, mm, ss = digits(s, p + 1, 2), digits(s, p + 4, 2),
+                     digits(s, p + 7, 2)
+  if not (hh and mm and ss) or byte(s, p + 3) ~= 58
+     or byte(s, p + 6) ~= 58 then
+    return nil
+  end
+  if fmt == "asctime" then
+    year = byte(s, p + 9) == 32 and digits(s, p + 10, 4)
+    if not year then return nil end
+  end
+  if hh > 23 or mm > 59 or ss > 59 then return nil end
+  if day == 29 and month == 2 then
+    if year % 4 ~= 0 or (year % 100 == 0 and year % 400 ~= 0) then
+      return nil
+    end
+  elseif day > MDAY[month] then
+    return nil
+  end
+  return days_from_civil(year, month, day) * 86400 + hh * 3600 + mm * 60
+         + ss
 end
 
 ---------------------------------------------------------------------------

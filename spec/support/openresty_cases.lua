@@ -1314,6 +1314,72 @@ case("string helpers", function(t)
   end)
 end)
 
+case("string helper edge cases", function(t)
+  for k = 0, 7 do
+    t.try("escape_uri type " .. k, ngx.escape_uri, "a b/?#&=%\"<>@:", k)
+  end
+  t.try("escape_uri number", ngx.escape_uri, 1.5)
+  t.try("escape_uri boolean", ngx.escape_uri, true)
+  t.try("escape_uri type 8", ngx.escape_uri, "a b", 8)
+  t.try("unescape_uri edges", function()
+    return ngx.unescape_uri("%2"), ngx.unescape_uri("%%"),
+           ngx.unescape_uri("%GG%41"), ngx.unescape_uri(12),
+           ngx.unescape_uri("a+b%2Bc")
+  end)
+  t.try("unescape_uri nil", ngx.unescape_uri, nil)
+  t.try("encode_args list", ngx.encode_args, { a = { 1, true, false, "x y" } })
+  t.try("encode_args empty list", ngx.encode_args, { a = {} })
+  t.try("encode_args number key", ngx.encode_args, { [1] = "x" })
+  t.try("encode_args float value", ngx.encode_args, { a = 1.5 })
+  t.try("encode_args userdata value", ngx.encode_args, { a = io.stdout })
+  t.try("encode_args not a table", ngx.encode_args, "a=1")
+  t.try("decode_args list", ngx.decode_args, "a=1&a=2&a=3")
+  t.try("decode_args odd", ngx.decode_args, "=x&&b=&c")
+  t.try("decode_args escapes", ngx.decode_args, "a%3D=b%26&c=%zz")
+  t.try("decode_args max 0", ngx.decode_args, "a=1&b=2", 0)
+  t.try("decode_args max -1", ngx.decode_args, "a=1&b=2", -1)
+  t.try("decode_args number", ngx.decode_args, 12)
+  t.try("quote_sql_str number", ngx.quote_sql_str, 12)
+  t.try("quote_sql_str nil", ngx.quote_sql_str, nil)
+  t.try("base64 padding", function()
+    return ngx.decode_base64("YQ"), ngx.decode_base64("YQ="),
+           ngx.decode_base64("YQ=="), ngx.decode_base64("Y Q=="),
+           ngx.decode_base64(""), ngx.decode_base64("YQ===")
+  end)
+  t.try("encode_base64 nil", ngx.encode_base64, nil)
+  t.try("encode_base64 number", ngx.encode_base64, 12)
+  t.try("decode_base64 nil", ngx.decode_base64, nil)
+  t.try("crc32 number", ngx.crc32_short, 123)
+  t.try("hmac numbers", function()
+    return ngx.encode_base64(ngx.hmac_sha1(1, 2))
+  end)
+  for _, v in ipairs({ { "0", 0 }, { "-1", -1 }, { "1e10", 1e10 },
+                       { "1.7", 1.7 }, { "-1.7", -1.7 },
+                       { "\"86400\"", "86400" }, { "true", true } }) do
+    t.try("http_time " .. v[1], ngx.http_time, v[2])
+    t.try("cookie_time " .. v[1], ngx.cookie_time, v[2])
+  end
+  t.try("http_time nil", ngx.http_time, nil)
+  t.try("cookie_time nil", ngx.cookie_time, nil)
+  for _, s in ipairs({
+    "Thursday, 18-Nov-10 11:27:35 GMT", "Thu Nov 18 11:27:35 2010",
+    "Thu Nov  8 11:27:35 2010", "Thu, 18 Nov 2010 11:27:35 +0100",
+    "Thu, 18 Nov 2010 11:27:35", "Thu, 18 Nov 2010 11:27:35 GMTxyz",
+    "Thu, 8 Nov 2010 11:27:35 GMT", "Xyz, 18 Nov 2010 11:27:35 GMT",
+    "Thu, 18 Nox 2010 11:27:35 GMT", "Thu, 18 Jux 2010 11:27:35 GMT",
+    "Thu, 29 Feb 2011 11:27:35 GMT", "Thu, 29 Feb 2012 11:27:35 GMT",
+    "Thu, 31 Apr 2010 11:27:35 GMT", "Thu, 00 Nov 2010 11:27:35 GMT",
+    "Thu, 18 Nov 2010 24:00:00 GMT", "Thu, 18 Nov 1969 11:27:35 GMT",
+    "Thu,   18 Nov 2010 11:27:35 GMT", "Thu, 18-Nov-69 11:27:35 GMT",
+    "Thu, 18-Nov-2010 11:27:35 GMT", "Thu, 18 Nov 2010 1:27:35 GMT",
+    ", 18 Nov 2010 11:27:35 GMT", "Thu Nov 18 11:27:35 10",
+    "", "GMT" }) do
+    t.try("parse_http_time " .. s, ngx.parse_http_time, s)
+  end
+  t.try("parse_http_time nil", ngx.parse_http_time, nil)
+  t.try("parse_http_time number", ngx.parse_http_time, 12)
+end)
+
 ---------------------------------------------------------------------------
 -- the pool's life cycle, socket objects used again, more patterns
 

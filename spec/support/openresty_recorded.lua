@@ -668,6 +668,82 @@ md5 number: "c20ad4d76fe97759aa27a0c99bff6710"
 md5 nil: "d41d8cd98f00b204e9800998ecf8427e"
 escape_uri nil: ""
 encode_base64 table: "string"]==],
+  ["string helper edge cases"] = [==[
+escape_uri type 0: "a%20b/%3F%23&=%25\034<>@:"
+escape_uri type 1: "a%20b/%3F%23&=%25\034<>@:"
+escape_uri type 2: "a%20b%2F%3F%23%26%3D%25%22%3C%3E%40%3A"
+escape_uri type 3: "a%20b/?%23&=%25%22<>@:"
+escape_uri type 4: "a%20b/?#&=%%22<>@:"
+escape_uri type 5: "a%20b/?#&=%25\034<>@:"
+escape_uri type 6: "a%20b/?#&=%25\034<>@:"
+escape_uri type 7: error "\034type\034 7 out of range"
+escape_uri number: "1.5"
+escape_uri boolean: "true"
+escape_uri type 8: error "\034type\034 8 out of range"
+unescape_uri edges: "%2" "%%" "%GGA" "12" "a b+c"
+unescape_uri nil: ""
+encode_args list: "a=1&a&a=x%20y"
+encode_args empty list: ""
+encode_args number key: error "attempt to use a non-string key in the \034args\034 option table"
+encode_args float value: "a=1.5"
+encode_args userdata value: error "attempt to use userdata as query arg value"
+encode_args not a table: error "bad argument #1 to '?' (table expected, got string)"
+decode_args list: {"a"={1="1",2="2",3="3"}}
+decode_args odd: {"b"="","c"=true}
+decode_args escapes: {"a="="b&","c"="%zz"}
+decode_args max 0: {"a"="1","b"="2"}
+decode_args max -1: {"a"="1","b"="2"}
+decode_args number: {"12"=true}
+quote_sql_str number: "'12'"
+quote_sql_str nil: error "bad argument #1 to '?' (string expected, got nil)"
+base64 padding: "a" "a" "a" nil "" "a"
+encode_base64 nil: ""
+encode_base64 number: "MTI="
+decode_base64 nil: error "string argument only"
+crc32 number: 2286445522
+hmac numbers: "0HXKErglmgsnQ48HUxSju4ipJ7U="
+http_time 0: "Thu, 01 Jan 1970 00:00:00 GMT"
+cookie_time 0: "Thu, 01-Jan-70 00:00:00 GMT"
+http_time -1: "Thu, 01 Jan 1970 00:00:00 GMT"
+cookie_time -1: "Thu, 01-Jan-70 00:00:00 GMT"
+http_time 1e10: "Sat, 20 Nov 2286 17:46:40 GMT"
+cookie_time 1e10: "Sat, 20-Nov-2286 17:46:40 GMT"
+http_time 1.7: "Thu, 01 Jan 1970 00:00:01 GMT"
+cookie_time 1.7: "Thu, 01-Jan-70 00:00:01 GMT"
+http_time -1.7: "Thu, 01 Jan 1970 00:00:00 GMT"
+cookie_time -1.7: "Thu, 01-Jan-70 00:00:00 GMT"
+http_time "86400": error "number argument only"
+cookie_time "86400": error "number argument only"
+http_time true: error "number argument only"
+cookie_time true: error "number argument only"
+http_time nil: error "number argument only"
+cookie_time nil: error "number argument only"
+parse_http_time Thursday, 18-Nov-10 11:27:35 GMT: 1290079655
+parse_http_time Thu Nov 18 11:27:35 2010: 1290079655
+parse_http_time Thu Nov  8 11:27:35 2010: 1289215655
+parse_http_time Thu, 18 Nov 2010 11:27:35 +0100: 1290079655
+parse_http_time Thu, 18 Nov 2010 11:27:35: 1290079655
+parse_http_time Thu, 18 Nov 2010 11:27:35 GMTxyz: 1290079655
+parse_http_time Thu, 8 Nov 2010 11:27:35 GMT: nil
+parse_http_time Xyz, 18 Nov 2010 11:27:35 GMT: 1290079655
+parse_http_time Thu, 18 Nox 2010 11:27:35 GMT: 1290079655
+parse_http_time Thu, 18 Jux 2010 11:27:35 GMT: 1279452455
+parse_http_time Thu, 29 Feb 2011 11:27:35 GMT: nil
+parse_http_time Thu, 29 Feb 2012 11:27:35 GMT: 1330514855
+parse_http_time Thu, 31 Apr 2010 11:27:35 GMT: nil
+parse_http_time Thu, 00 Nov 2010 11:27:35 GMT: 1288524455
+parse_http_time Thu, 18 Nov 2010 24:00:00 GMT: nil
+parse_http_time Thu, 18 Nov 1969 11:27:35 GMT: -3760345
+parse_http_time Thu,   18 Nov 2010 11:27:35 GMT: 1290079655
+parse_http_time Thu, 18-Nov-69 11:27:35 GMT: 3151999655
+parse_http_time Thu, 18-Nov-2010 11:27:35 GMT: nil
+parse_http_time Thu, 18 Nov 2010 1:27:35 GMT: nil
+parse_http_time , 18 Nov 2010 11:27:35 GMT: 1290079655
+parse_http_time Thu Nov 18 11:27:35 10: nil
+parse_http_time : nil
+parse_http_time GMT: nil
+parse_http_time nil: error "string argument only"
+parse_http_time number: error "string argument only"]==],
   ["reuse counts over several cycles, one object"] = [==[
 connect 1: 1
 reused 1: 0
