@@ -95,8 +95,8 @@ local function tobit(x, fname, n)
   if mtype(x) ~= "integer" then
     local v = type(x) == "string" and tonumber(x) or mtype(x) and x
     if not v then
-      argerror(n or 1, fname or "tobit", "number expected, got "
-               .. (x == nil and "no value" or type(x)), 4)
+      argerror(n or 1, fname or "tobit", "number expected, got " .. type(x),
+               4)
     end
     if mtype(v) == "float" then
       if v ~= v or v == huge or v == -huge then return 0 end
@@ -115,7 +115,12 @@ end
 
 local bit = {}
 
-function bit.tobit(x) return tobit(x, "tobit", 1) end
+function bit.tobit(...)
+  if select("#", ...) == 0 then -- BitOp's luaL_checknumber message
+    argerror(1, "tobit", "number expected, got no value", 3)
+  end
+  return tobit((...), "tobit", 1)
+end
 
 function bit.tohex(x, n)
   x = tobit(x, "tohex", 1) & M32
@@ -202,16 +207,15 @@ local function table_isempty(t)
   return next(t) == nil
 end
 
--- true when the keys are exactly 1..n (an empty table is an array)
+-- true when every key is a positive integer, holes allowed (LuaJIT's,
+-- recorded in spec/59: {1, nil, 3} and {[2] = 1} are arrays; an empty
+-- table is one)
 local function table_isarray(t)
-  local n, max = 0, 0
   for k in next, t do
     -- (a float key with an integer value is stored as an integer)
     if mtype(k) ~= "integer" or k < 1 then return false end
-    if k > max then max = k end
-    n = n + 1
   end
-  return n == max
+  return true
 end
 
 -- a shallow raw copy; the metatable is not copied (as OpenResty's)
@@ -327,16 +331,13 @@ end
 
 -- require "ngx.base64" (lua-resty-core): URL-safe alphabet, no padding
 _M.base64 = {
+  -- (what is not a string: nil, err, as lua-resty-core)
   encode_base64url = function(s)
-    if type(s) ~= "string" then
-      argerror(1, "encode_base64url", "string expected, got " .. type(s))
-    end
+    if type(s) ~= "string" then return nil, "must provide a string" end
     return b64_encode(s, B64URL_ENC, false)
   end,
   decode_base64url = function(s)
-    if type(s) ~= "string" then
-      argerror(1, "decode_base64url", "string expected, got " .. type(s))
-    end
+    if type(s) ~= "string" then return nil, "must provide a string" end
     local r = b64_decode(s, B64URL_DEC)
     if r == nil then return nil, "invalid input" end
     return r

@@ -1380,6 +1380,46 @@ case("string helper edge cases", function(t)
   t.try("parse_http_time number", ngx.parse_http_time, 12)
 end)
 
+case("bit, table and base64url modules", function(t)
+  local bit = require "bit"
+  t.out("tobit", bit.tobit(2^32 + 1), bit.tobit(-1), bit.tobit(2^31),
+        bit.tobit(1.5), bit.tobit(2.5), bit.tobit(-1.5), bit.tobit(0.5))
+  t.out("tohex", bit.tohex(-1), bit.tohex(255, -4), bit.tohex(255, 2),
+        bit.tohex(0x12345678, 3), bit.tohex(1, 0))
+  t.out("shifts", bit.lshift(1, 31), bit.lshift(1, 32), bit.rshift(-1, 28),
+        bit.arshift(-256, 4), bit.rol(0x12345678, 8), bit.ror(1, 1))
+  t.out("logic", bit.band(0xff, 0x0f0, -1), bit.bor(1, 2, 4),
+        bit.bxor(5, 3), bit.bnot(0), bit.bswap(0x12345678))
+  t.try("bit string", bit.band, "12", 5)
+  t.try("bit nil", bit.band, nil, 5)
+  local nkeys = require "table.nkeys"
+  local isempty = require "table.isempty"
+  local isarray = require "table.isarray"
+  local clone = require "table.clone"
+  local new = require "table.new"
+  local clear = require "table.clear"
+  t.out("nkeys", nkeys({}), nkeys({ 1, 2, a = 3 }), nkeys({ nil, 2 }))
+  t.out("isempty", isempty({}), isempty({ nil }), isempty({ a = false }))
+  t.out("isarray", isarray({}), isarray({ 1, 2, 3 }), isarray({ 1, nil, 3 }),
+        isarray({ a = 1 }), isarray({ [2] = 1 }), isarray({ [1.5] = 1 }))
+  local src = { 1, { 2 }, a = "b" }
+  local cp = clone(src)
+  t.out("clone", cp[1], cp.a, cp[2] == src[2], cp ~= src)
+  local tn = new(4, 2)
+  t.out("new", type(tn), next(tn))
+  clear(src)
+  t.out("clear", next(src))
+  local b64 = require "ngx.base64"
+  t.out("base64url", b64.encode_base64url("\255\254\253ab"),
+        b64.decode_base64url("__79YWI"), b64.decode_base64url("__79YWI="),
+        b64.decode_base64url("+/"))
+  t.try("base64url number", b64.encode_base64url, 12)
+  t.try("base64url decode number", b64.decode_base64url, 12)
+  t.try("base64url decode nil", b64.decode_base64url, nil)
+  t.try("bit no args", bit.tobit)
+  t.try("bit table", bit.bor, {})
+end)
+
 ---------------------------------------------------------------------------
 -- the pool's life cycle, socket objects used again, more patterns
 

@@ -744,6 +744,25 @@ parse_http_time : nil
 parse_http_time GMT: nil
 parse_http_time nil: error "string argument only"
 parse_http_time number: error "string argument only"]==],
+  ["bit, table and base64url modules"] = [==[
+tobit: 1 -1 -2147483648 2 2 -2 0
+tohex: "ffffffff" "00FF" "ff" "678" ""
+shifts: -2147483648 1 15 -16 878082066 -2147483648
+logic: 240 7 6 -1 2018915346
+bit string: 4
+bit nil: error "bad argument #1 to '?' (number expected, got nil)"
+nkeys: 0 3 1
+isempty: true true false
+isarray: true true true false true false
+clone: 1 "b" true true
+new: "table" nil
+clear: nil
+base64url: "__79YWI" "\255\254\253ab" "\255\254\253ab" nil "invalid input"
+base64url number: nil "must provide a string"
+base64url decode number: nil "must provide a string"
+base64url decode nil: nil "must provide a string"
+bit no args: error "bad argument #1 to '?' (number expected, got no value)"
+bit table: error "bad argument #1 to '?' (number expected, got table)"]==],
   ["reuse counts over several cycles, one object"] = [==[
 connect 1: 1
 reused 1: 0
