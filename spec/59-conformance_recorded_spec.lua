@@ -34,6 +34,12 @@ local DIFFERENT = {
           why = "PCRE2's message, as OpenResty's when built with PCRE2 "
              .. "(Debian's is built with PCRE1)" },
   },
+  ["ngx.re.split"] = {
+    ["bad regex"] = {
+      line = 'bad regex: nil "pcre2_compile() failed: missing closing '
+        .. 'parenthesis in \\034(\\034"',
+      why = "PCRE2's message, as OpenResty's when built with PCRE2" },
+  },
   ["ngx.re substitution edge cases"] = {
     ["gsub utf8 empty"] = {
       line = 'gsub utf8 empty: "-h-\\195\\169-" 3',

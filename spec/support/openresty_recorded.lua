@@ -644,6 +644,23 @@ fn named: "vkk=v" 1
 gsub count: "bbb" 3
 sub no match: "abc" 0
 gsub utf8 empty: nil nil "pcre_exec() failed: -11"]==],
+  ["ngx.re.split"] = [==[
+plain: {1="a",2="b",3="",4="c"}
+regex: {1="a",2="b",3="c"}
+captures: {1="a",2="1",3="b",4="2",5="c"}
+empty regex: {1="a",2="b",3="c"}
+empty subject: {}
+leading and trailing: {1="",2="a"}
+max 2: {1="a",2="b,c,d"}
+max 1: {1="a,b,c"}
+max 0: {1="a",2="b",3="c"}
+max -1: {1="a",2="b",3="c"}
+res reuse: {1="a",2="b",4="w"}
+ctx: {1="b",2="c"}
+jo: {1="a",2="b",3="c"}
+no match: {1="abc"}
+bad regex: nil "pcre_compile() failed: missing ) in \034(\034"
+nil subject: {1="nil"}]==],
   ["string helpers"] = [==[
 escape_uri: "a%20b%26c%3Dd%2F%C3%A9~_-.!*'()"
 escape_uri 2: "a%20b%2Fc%3Fd"
