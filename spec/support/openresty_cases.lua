@@ -591,6 +591,32 @@ case("connect pool option", function(t)
   end)
 end)
 
+case("pool keys", function(t)
+  local function park(host, port, opts)
+    local sock = ngx.socket.tcp()
+    assert(sock:connect(host, port, opts))
+    assert(sock:send("e\n"))
+    return sock:setkeepalive()
+  end
+  local function reuse(label, host, port, opts)
+    local sock = ngx.socket.tcp()
+    local ok, err = sock:connect(host, port, opts)
+    t.out(label, ok, err, sock:getreusedtimes())
+    sock:close()
+  end
+  t.out("park default", park("127.0.0.1", t.port))
+  reuse("explicit host:port pool", "127.0.0.1", t.port,
+        { pool = "127.0.0.1:" .. t.port })
+  t.out("park default again", park("127.0.0.1", t.port))
+  reuse("port as a string", "127.0.0.1", tostring(t.port))
+  t.out("park host:port string", park("127.0.0.1:" .. t.port, 1))
+  reuse("default after host:port string", "127.0.0.1", t.port)
+  reuse("same host:port string", "127.0.0.1:" .. t.port, 1)
+  t.out("park unix", park("unix:" .. t.unix))
+  reuse("unix explicit pool", "127.0.0.1", t.port, { pool = "unix:" .. t.unix })
+  reuse("unix again", "unix:" .. t.unix)
+end)
+
 ---------------------------------------------------------------------------
 -- settimeout and setoption
 

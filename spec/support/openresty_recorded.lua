@@ -278,6 +278,17 @@ echo: 1 "x"
 bad pool: error "bad argument #4 to '?' (bad \034pool\034 option type: table)"
 bad pool_size: error "bad argument #4 to '?' (bad \034pool_size\034 option value: 0)"
 backlog without pool_size: 1]==],
+  ["pool keys"] = [==[
+park default: 1
+explicit host:port pool: 1 nil 1
+park default again: 1
+port as a string: 1 nil 1
+park host:port string: 1
+default after host:port string: 1 nil 0
+same host:port string: 1 nil 1
+park unix: 1
+unix explicit pool: 1 nil 1
+unix again: 1 nil 0]==],
   ["settimeout arguments"] = [==[
 string:
 bad string:
