@@ -363,6 +363,28 @@ case("receiveuntil pattern errors", function(t)
   sock:close()
 end)
 
+case("receiveuntil binary and long patterns", function(t)
+  local sock = t.tcp("w:a%00%00b%00cxxxxy--abcabcabd--tail c")
+  sock:settimeout(500)
+  local r = sock:receiveuntil("\0\0")
+  t.out("nul pattern", r())
+  r = sock:receiveuntil("xxx")
+  t.out("repeated char", r())
+  r = sock:receiveuntil("abcabd", { inclusive = true })
+  t.out("self-overlap", r())
+  r = sock:receiveuntil("this pattern is longer than the rest")
+  t.out("longer than the rest", r())
+  t.out("after close", r())
+  sock:close()
+  t.out("closed socket", r())
+  sock = t.tcp("w:ab")
+  sock:settimeout(50)
+  r = sock:receiveuntil("b", { inclusive = true })
+  t.out("inclusive single", r())
+  t.out("inclusive single again", r())
+  sock:close()
+end)
+
 ---------------------------------------------------------------------------
 -- send
 

@@ -176,6 +176,15 @@ inclusive string: error "bad \034inclusive\034 option value type: string"
 size 0: nil "timeout" "a"
 size -1: nil "timeout" ""
 size string: nil "timeout" ""]==],
+  ["receiveuntil binary and long patterns"] = [==[
+nul pattern: "a"
+repeated char: "b\000c"
+self-overlap: "xy--abcabcabd"
+longer than the rest: nil "closed" "--tail"
+after close: nil "closed"
+closed socket: nil "closed"
+inclusive single: "ab"
+inclusive single again: nil "timeout" ""]==],
   ["send values"] = [==[
 string: 2
 empty: 0
