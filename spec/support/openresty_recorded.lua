@@ -443,6 +443,22 @@ b echo: 1 "q"
 b close: 1
 d connect: 1
 d close: 1]==],
+  ["methods on a socket waiting in the backlog"] = [==[
+a connect: 1
+b send: nil "closed"
+b receive: nil "closed"
+b receiveany: nil "closed"
+b setkeepalive: nil "closed"
+b getreusedtimes: nil "closed"
+b settimeout:
+b sslhandshake: nil "closed"
+a send: 2
+a setkeepalive: 1
+b connect: true 1
+b reused: 1
+b close: 1
+c2 close while waiting: nil "closed"
+c2 connect: true 1]==],
   ["backlog connect timeout"] = [==[
 a connect: 1
 b connect: nil "timeout"
