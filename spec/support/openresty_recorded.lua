@@ -543,6 +543,16 @@ wait a coroutine: error "attempt to wait on a coroutine that is not a user threa
 wait outer: true "outer"
 wait inner (not ours): error "only the parent coroutine can wait on the thread"
 kill inner (not ours): nil "killer not parent"]==],
+  ["kill threads parked in various places"] = [==[
+kill parent: 1
+child of killed parent: "child ran"
+kill semaphore waiter: 1
+post: true
+count after post: 1
+kill thread in coroutine: 1
+wait target: true "t"
+kill reader: 1
+receive after: nil nil "closed"]==],
   ["coroutines inside a light thread"] = [==[
 wait: true 2 20 "end!"
 resume: true 1
