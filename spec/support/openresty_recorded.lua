@@ -853,6 +853,11 @@ taken from cycles: 3]==],
   ["an idle pooled connection the peer closes"] = [==[
 setkeepalive: 1
 taken from peer closes idle: 0]==],
+  ["an idle pooled connection the peer writes to"] = [==[
+setkeepalive: 1
+connect: 1
+reused: 0
+receive: nil "timeout" ""]==],
   ["the pool's idle timeout"] = [==[
 setkeepalive: 1
 taken from idle timeout: 0
