@@ -697,6 +697,14 @@ cs_sock_close_argc(lua_State *L)
 }
 
 
+void
+cs_sock_ctor_noargs(lua_State *L)
+{
+    if (lua_gettop(L) != 0)
+        luaL_error(L, "expecting zero arguments, but got %d", lua_gettop(L));
+}
+
+
 const char *
 cs_sock_tolstring(lua_State *L, int idx, int as_data, size_t *len)
 {

@@ -105,6 +105,9 @@ lua_Integer cs_sock_int_arg(lua_State *L, int idx);
 lua_Integer cs_sock_check_int(lua_State *L, int idx);
 /* raises OpenResty's message for close() given arguments (tcp and udp) */
 int cs_sock_close_argc(lua_State *L);
+/* [-0, +0, v] raises OpenResty's message when a constructor (tcp(),
+ * udp()) was given arguments */
+void cs_sock_ctor_noargs(lua_State *L);
 
 /* [-0, +0, m] lua_tolstring, but a float is written as OpenResty writes
  * it: "%.14g" as LuaJIT's tostring (3.0 as "3"), and as data to send

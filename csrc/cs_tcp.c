@@ -2297,9 +2297,7 @@ cs_tcp__tostring(lua_State *L)
 static int
 cs_tcp_ctor(lua_State *L)
 {
-    if (lua_gettop(L) != 0) /* OpenResty's check and message */
-        return luaL_error(L, "expecting zero arguments, but got %d",
-                          lua_gettop(L));
+    cs_sock_ctor_noargs(L);
     cs_tcp_new(L, cs_sched_up(L));
     return 1;
 }

@@ -632,9 +632,7 @@ cs_udp_new(lua_State *L)
 {
     cs_udp_t *u;
 
-    if (lua_gettop(L) != 0)
-        return luaL_error(L, "expecting zero arguments, but got %d",
-                          lua_gettop(L));
+    cs_sock_ctor_noargs(L);
     u = lua_newuserdatauv(L, sizeof(cs_udp_t), 1);
     memset(u, 0, sizeof(*u));
     u->s.S = cs_sched_up(L);
