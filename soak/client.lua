@@ -16,6 +16,11 @@
 -- workers at random moments (in connect, send, receive or a pause). Most
 -- workers hold their socket in a <close> variable (a kill closes it at
 -- once); some drop theirs without closing it (the garbage collector must).
+-- With SOAK_TLS > 0 (run.sh starts soak/tls_front.py), that share of the
+-- connections goes through a TLS front to the same server: a verified
+-- handshake (half of them offering the session another one saved), the
+-- same exchanges over TLS, pooled TLS connections, kills in the middle of
+-- handshakes, TLS sockets left to the collector.
 local cs = require "corosched"
 local C = require "soak.common"
 
@@ -30,15 +35,25 @@ local TIMERS = C.env_num("SOAK_TIMERS", 2000)  -- pending timers at most
 local RAMP = C.env_num("SOAK_RAMP", 2000)      -- new connections per second
                                                -- while ramping up
 local SEED = C.env_num("SOAK_SEED", os.time())
+local TLS = C.env_num("SOAK_TLS", 0)           -- share of TLS connections
 
 local ports = {}
 for line in io.lines(dir .. "/ports") do ports[#ports + 1] = tonumber(line) end
 assert(#ports > 0, "no ports")
+local tls_port -- the TLS front's, when there is one
+if TLS > 0 then
+  local f = io.open(dir .. "/tls_port")
+  tls_port = f and tonumber(f:read("l"))
+  if f then f:close() end
+  assert(tls_port, "SOAK_TLS is set but there is no TLS front")
+  cs.socket.setcafile(assert(os.getenv("SOAK_CA"), "SOAK_CA"))
+end
 
 local n = { conns = 0, connect_ok = 0, reused = 0, exchanges = 0,
             deliberate_timeouts = 0, kills = 0, keepalive = 0, closes = 0,
             quits = 0, abandoned = 0, errors = 0, corrupt = 0,
             lua_errors = 0, cycles = 0, timers_created = 0,
+            tls_handshakes = 0, tls_offered = 0,
             timers_cancelled = 0, timers_fired = 0, workers = 0 }
 local errs = {}
 
@@ -50,6 +65,7 @@ end
 
 local rng = C.rng(SEED)
 local BIG = ("0123456789abcdef"):rep(4096)
+local tls_session -- the last one saved: later handshakes may offer it
 
 -- {====== one connection ======
 
@@ -123,11 +139,20 @@ local function connection(id, seed)
   local abandon = r.chance(0.02)
   local guard <close> = (not abandon) and sock or nil -- luacheck: ignore
   sock:settimeouts(3000, 3000, 3000)
-  local port = ports[r.int(1, #ports)]
+  local tls = tls_port and r.chance(TLS)
+  local port = tls and tls_port or ports[r.int(1, #ports)]
   local ok, err = sock:connect("127.0.0.1", port, { pool_size = POOL })
   if not ok then return err_count("connect", err) end
   n.connect_ok = n.connect_ok + 1
   if sock:getreusedtimes() > 0 then n.reused = n.reused + 1 end
+  if tls then -- (a pooled TLS connection answers at once)
+    local offer = r.chance(0.5) and tls_session or nil
+    local sess, herr = sock:sslhandshake(offer, "test.example", true)
+    if not sess then return err_count("sslhandshake", herr) end
+    n.tls_handshakes = n.tls_handshakes + 1
+    if offer then n.tls_offered = n.tls_offered + 1 end
+    if r.chance(0.1) then tls_session = sess end
+  end
   local nx = r.int(1, 4)
   for i = 1, nx do
     if not exchange(sock, r, id, i) then return end
@@ -360,7 +385,7 @@ local function main()
                   "deliberate_timeouts", "kills", "keepalive", "closes",
                   "quits", "abandoned", "errors", "corrupt", "lua_errors",
                   "cycles", "timers_created", "timers_cancelled",
-                  "timers_fired" }
+                  "timers_fired", "tls_handshakes" }
   local stop_sampler = C.sampler(dir .. "/client.csv", extra,
                                  function() return n end)
   local sup = cs.thread.spawn(supervisor)
@@ -386,7 +411,7 @@ local function main()
   cs.sleep(0.1)
   local st = cs.stats()
   local fds = C.fds()
-  local max_pool = POOL * #ports
+  local max_pool = POOL * (#ports + (tls_port and 1 or 0))
   local drained = st.threads == 1 and st.timers == 0 and st.pending_io == 0
                   and st.timeouts == 0 and st.sockets <= max_pool
                   and fds <= st.sockets + 16

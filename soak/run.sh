@@ -14,8 +14,10 @@
 # SOAK_CYCLES (1000000), SOAK_POOL (50 idle connections per port),
 # SOAK_PORTS (8 server ports), SOAK_HOLD (6 s, mean life of a connection),
 # SOAK_KILLS (0.1, share of connections killed), SOAK_TIMERS (2000),
-# SOAK_SEED, SOAK_OUT (results, default $BUILD/soak), BUILD (the build
-# dir holding corosched/core.so, default build), LUA (lua5.4),
+# SOAK_TLS (0.1, share of connections made over TLS through
+# soak/tls_front.py, which needs python3; 0: none), SOAK_SEED, SOAK_OUT
+# (results, default $BUILD/soak), BUILD (the build dir holding
+# corosched/core.so, default build), LUA (lua5.4),
 # SOAK_PLOT=1 (apt-get install gnuplot-nox when gnuplot is missing),
 # SOAK_MALLOC_TRIM=1 (malloc_trim(0) before every sample: a diagnosis
 # run), SOAK_RSS=warn (RSS growth with both heaps flat, i.e. memory malloc
@@ -34,6 +36,8 @@ export SOAK_CYCLES=${SOAK_CYCLES:-1000000}
 export SOAK_POOL=${SOAK_POOL:-50}
 export SOAK_PORTS=${SOAK_PORTS:-8}
 export SOAK_TIMERS=${SOAK_TIMERS:-2000}
+export SOAK_TLS=${SOAK_TLS:-0.1}
+export SOAK_CA="$ROOT/spec/support/certs/ca.crt"
 export SOAK_DRAIN=${SOAK_DRAIN:-30}
 BUILD=${BUILD:-build}
 LUA=${LUA:-lua5.4}
@@ -105,9 +109,10 @@ export LUA_CPATH="$ROOT/$BUILD/?.so;$OUT/?.so;;"
 
 spid=
 cpid=
+tpid=
 cleanup() {
     local p
-    for p in $cpid $spid; do
+    for p in $cpid $spid $tpid; do
         if kill -0 "$p" 2>/dev/null; then
             kill "$p" 2>/dev/null
             sleep 1
@@ -117,12 +122,14 @@ cleanup() {
     done
     cpid=
     spid=
+    tpid=
 }
 trap cleanup EXIT
 trap 'echo "soak: interrupted"; exit 130' INT TERM
 
 echo "soak: ${SOAK_TIME}s, $SOAK_CONNS connections, $SOAK_CYCLES cycles," \
-     "$SOAK_PORTS ports, pool $SOAK_POOL/port, fd limit $(ulimit -n)," \
+     "$SOAK_PORTS ports, pool $SOAK_POOL/port, TLS share $SOAK_TLS," \
+     "fd limit $(ulimit -n)," \
      "malloc: $SOAK_MALLOC${PRELOAD:+ ($PRELOAD)}, results in $OUT"
 
 LD_PRELOAD=$PRELOAD "$LUA" soak/server.lua "$OUT" 2> "$OUT/server.log" &
@@ -136,6 +143,31 @@ if [ ! -f "$OUT/ports" ]; then
     echo "soak: the server did not start" >&2
     cat "$OUT/server.log" >&2
     exit 1
+fi
+
+# the TLS front: test.example's certificate (signed by SOAK_CA), relaying
+# to the server's first port
+rm -f "$OUT/tls_port"
+if [ "$SOAK_TLS" != 0 ]; then
+    if ! command -v python3 >/dev/null; then
+        echo "soak: no python3 for the TLS front: SOAK_TLS=0"
+        SOAK_TLS=0
+    else
+        python3 soak/tls_front.py "$ROOT/spec/support/certs/peer.crt" \
+            "$ROOT/spec/support/certs/peer.key" "$(head -n 1 "$OUT/ports")" \
+            "$OUT/tls_port" 2> "$OUT/tls_front.log" &
+        tpid=$!
+        for _ in $(seq 1 100); do
+            [ -f "$OUT/tls_port" ] && break
+            kill -0 "$tpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if [ ! -f "$OUT/tls_port" ]; then
+            echo "soak: the TLS front did not start" >&2
+            cat "$OUT/tls_front.log" >&2
+            exit 1
+        fi
+    fi
 fi
 
 LD_PRELOAD=$PRELOAD "$LUA" soak/client.lua "$OUT" 2> "$OUT/client.log" &
