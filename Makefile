@@ -6,6 +6,9 @@
 LUA_VERSION ?= 5.4
 LUA         ?= lua$(LUA_VERSION)
 LUA_INC     ?= $(shell pkg-config --cflags lua$(LUA_VERSION) 2>/dev/null)
+# the interpreter the specs start their child processes with
+CS_LUA      ?= $(LUA)
+export CS_LUA
 EVENT_LIBS  ?= $(shell pkg-config --libs libevent_core libevent_extra 2>/dev/null \
                  || echo -levent_core -levent_extra)
 SSL_LIBS    ?= $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)

@@ -958,9 +958,8 @@ end)
     local f = assert(io.open(script, "w"))
     f:write(SERVER:format(n))
     f:close()
-    local p = assert(io.popen(("LUA_PATH='lua/?.lua;lua/?/init.lua;;' "
-      .. "LUA_CPATH='%s/?.so;;' %s %s"):format(helper.build_dir(), lua,
-                                              script), "r"))
+    local p = assert(io.popen(helper.lua_env() .. lua .. " " .. script,
+                              "r"))
     local port = tonumber(p:read("l"))
     assert.is_number(port, "the server did not start")
     local before

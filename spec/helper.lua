@@ -199,6 +199,18 @@ function helper.rss_kb()
   return tonumber(s:match("VmRSS:%s*(%d+)"))
 end
 
+-- the LUA_PATH and LUA_CPATH assignments (shell words, then a blank) for
+-- a child Lua process: corosched from this checkout (build: its build
+-- directory, by default this process's), then what this process searches,
+-- so that an interpreter whose built-in paths lack the system's modules
+-- (a Lua built from source, CS_LUA) finds them in the child too
+function helper.lua_env(build)
+  local function quote(s) return "'" .. (s:gsub("'", [['\'']])) .. "'" end
+  return ("LUA_PATH=%s LUA_CPATH=%s "):format(
+    quote("lua/?.lua;lua/?/init.lua;" .. package.path),
+    quote((build or helper.build_dir()) .. "/?.so;" .. package.cpath))
+end
+
 -- runs a Lua chunk in a fresh lua5.4 with corosched on the path, and the
 -- variables of the table env (name -> string) added to its environment;
 -- returns stdout, stderr and the exit status (true on success)
@@ -215,10 +227,9 @@ function helper.subprocess(code, env)
   f:write(code)
   f:close()
   local errf = os.tmpname()
-  local cmd = ("%sLUA_PATH='lua/?.lua;lua/?/init.lua;;' "
-               .. "LUA_CPATH='%s/?.so;;' %s %s 2>%s")
-    :format(table.concat(vars), os.getenv("CS_BUILD") or helper.build_dir(),
-            lua, tmp, errf)
+  local cmd = ("%s%s%s %s 2>%s")
+    :format(table.concat(vars), helper.lua_env(os.getenv("CS_BUILD")), lua,
+            tmp, errf)
   local p = assert(io.popen(cmd, "r"))
   local out = p:read("a")
   local ok = p:close()
