@@ -132,18 +132,23 @@ echo "soak: ${SOAK_TIME}s, $SOAK_CONNS connections, $SOAK_CYCLES cycles," \
      "fd limit $(ulimit -n)," \
      "malloc: $SOAK_MALLOC${PRELOAD:+ ($PRELOAD)}, results in $OUT"
 
+# started <pid> <file> <what> <log>: waits (10 s at most, while pid lives)
+# for the file a started process writes once it listens; exits if none
+started() {
+    for _ in $(seq 1 100); do
+        [ -f "$2" ] && return 0
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -f "$2" ] && return 0
+    echo "soak: the $3 did not start" >&2
+    cat "$4" >&2
+    exit 1
+}
+
 LD_PRELOAD=$PRELOAD "$LUA" soak/server.lua "$OUT" 2> "$OUT/server.log" &
 spid=$!
-for _ in $(seq 1 100); do
-    [ -f "$OUT/ports" ] && break
-    kill -0 "$spid" 2>/dev/null || break
-    sleep 0.1
-done
-if [ ! -f "$OUT/ports" ]; then
-    echo "soak: the server did not start" >&2
-    cat "$OUT/server.log" >&2
-    exit 1
-fi
+started "$spid" "$OUT/ports" server "$OUT/server.log"
 
 # the TLS front: test.example's certificate (signed by SOAK_CA), relaying
 # to the server's first port
@@ -157,16 +162,7 @@ if [ "$SOAK_TLS" != 0 ]; then
             "$ROOT/spec/support/certs/peer.key" "$(head -n 1 "$OUT/ports")" \
             "$OUT/tls_port" 2> "$OUT/tls_front.log" &
         tpid=$!
-        for _ in $(seq 1 100); do
-            [ -f "$OUT/tls_port" ] && break
-            kill -0 "$tpid" 2>/dev/null || break
-            sleep 0.1
-        done
-        if [ ! -f "$OUT/tls_port" ]; then
-            echo "soak: the TLS front did not start" >&2
-            cat "$OUT/tls_front.log" >&2
-            exit 1
-        fi
+        started "$tpid" "$OUT/tls_port" "TLS front" "$OUT/tls_front.log"
     fi
 fi
 
