@@ -662,15 +662,17 @@ cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
 static int
 cs_tcp_receive(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     int nret, mode = CS_RX_LINE;
     lua_Integer want = 0;
     const char *p;
     size_t len;
 
-    if (lua_gettop(L) > 2)
+    /* as in OpenResty, the count is checked before the object */
+    if (lua_gettop(L) < 1 || lua_gettop(L) > 2)
         return luaL_error(L, "expecting 1 or 2 arguments (including the "
                              "object), but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
     /* wrong arguments raise whatever the state of the socket (OpenResty
      * says "closed" first: API.md, programmer errors raise) */
     switch (lua_type(L, 2)) {
@@ -723,7 +725,7 @@ cs_tcp_receive(lua_State *L)
 static int
 cs_tcp_receiveany(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     lua_Number max;
     int nret;
 
@@ -731,6 +733,7 @@ cs_tcp_receiveany(lua_State *L)
     if (lua_gettop(L) != 2)
         return luaL_error(L, "expecting 2 arguments (including the object), "
                              "but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
     max = lua_tonumber(L, 2);
     luaL_argcheck(L, lua_isnumber(L, 2) && max >= 1, 2, "bad max argument");
     if (max > CS_TCP_RESERVE)
@@ -802,11 +805,12 @@ cs_tcp_receiveuntil(lua_State *L)
     const char *pat;
     int inclusive = 0;
     cs_tcp_until_t *w;
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
 
     if (lua_gettop(L) != 2 && lua_gettop(L) != 3)
         return luaL_error(L, "expecting 2 or 3 arguments (including the "
                              "object), but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
     pat = luaL_checklstring(L, 2, &len);
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
@@ -970,7 +974,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_tcp_send(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     luaL_Buffer b;
     size_t len;
     int nret;
@@ -978,6 +982,7 @@ cs_tcp_send(lua_State *L)
     if (lua_gettop(L) != 2)
         return luaL_error(L, "expecting 2 arguments (including the object), "
                              "but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
     switch (lua_type(L, 2)) { /* wrong data raises, whatever the state */
     case LUA_TSTRING:
         break;
@@ -1456,7 +1461,7 @@ static int cs_tcp_connect_go(lua_State *L, cs_tcp_t *u, cs_thread_t *th);
 static int
 cs_tcp_connect(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     size_t hlen;
     const char *host;
     int n = lua_gettop(L), is_unix, opts = 0;
@@ -1468,6 +1473,7 @@ cs_tcp_connect(lua_State *L)
         return luaL_error(L, "ngx.socket connect: expecting 2, 3, or 4 "
                              "arguments (including the object), but seen %d",
                           n);
+    u = cs_tcp_check(L);
     host = luaL_checklstring(L, 2, &hlen);
     is_unix = cs_net_is_unix(host, hlen);
     if (n >= 3 && lua_type(L, n) == LUA_TTABLE) {
@@ -1721,16 +1727,17 @@ cs_tcp_host_name(lua_State *L)
 static int
 cs_tcp_sslhandshake(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     cs_tls_opts_t o;
     char err[256];
     cs_tls_t *t;
     int nret, want_session;
 
-    if (lua_gettop(L) > 5) /* lua-resty-core's check and message */
+    if (lua_gettop(L) < 1 || lua_gettop(L) > 5) /* lua-resty-core's */
         return luaL_error(L, "ngx.socket sslhandshake: expecting 1 ~ 5 "
                              "arguments (including the object), but seen "
                              "%d", lua_gettop(L));
+    u = cs_tcp_check(L);
     lua_settop(L, 5);
     memset(&o, 0, sizeof(o));
     /* as lua-resty-core: a session object is resumed, anything else is
@@ -1870,10 +1877,11 @@ cs_tcp_setcafile(lua_State *L)
 static int
 cs_tcp_close(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
 
     if (lua_gettop(L) != 1)
         return cs_sock_close_argc(L);
+    u = cs_tcp_check(L);
     if (CS_TCP_X(u, dns, NULL) != NULL) {
         /* connect is resolving the name: give it up, unless its answer
          * is in */
@@ -1973,16 +1981,18 @@ cs_tcp_bind(lua_State *L)
 static int
 cs_tcp_setkeepalive(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     lua_Integer timeout, size;
-    cs_sched_t *S = u->s.S;
+    cs_sched_t *S;
     cs_pool_t *p;
     cs_pitem_t *it;
     int nret, state = CS_OK, n = lua_gettop(L);
 
-    if (n > 3)
+    if (n < 1 || n > 3)
         return luaL_error(L, "expecting 1 to 3 arguments (including the "
                              "object), but got %d", n);
+    u = cs_tcp_check(L);
+    S = u->s.S;
     timeout = luaL_optinteger(L, 2, CS_TCP_DEFAULT_IDLE);
     size = luaL_optinteger(L, 3, CS_TCP_DEFAULT_POOL);
     /* OpenResty casts the timeout to an unsigned count of ms: a negative
@@ -2098,11 +2108,12 @@ cs_tcp_setkeepalive(lua_State *L)
 static int
 cs_tcp_getreusedtimes(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
 
     if (lua_gettop(L) != 1)
         return luaL_error(L, "expecting 1 argument (including the object), "
                              "but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
     lua_pushinteger(L, u->reused);
@@ -2129,13 +2140,14 @@ cs_tcp_parse_timeout(lua_State *L, int idx)
 static int
 cs_tcp_settimeout(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     int t;
 
     if (lua_gettop(L) != 2) /* OpenResty's message */
         return luaL_error(L, "ngx.socket settimeout: expecting 2 arguments "
                              "(including the object) but seen %d",
                           lua_gettop(L));
+    u = cs_tcp_check(L);
     t = cs_tcp_parse_timeout(L, 2);
     u->timeouts[0] = u->timeouts[1] = u->timeouts[2] = t;
     return 0;
@@ -2146,13 +2158,14 @@ cs_tcp_settimeout(lua_State *L)
 static int
 cs_tcp_settimeouts(lua_State *L)
 {
-    cs_tcp_t *u = cs_tcp_check(L);
+    cs_tcp_t *u;
     int i;
 
     if (lua_gettop(L) != 4) /* OpenResty's message, "settimeout" too */
         return luaL_error(L, "ngx.socket settimeout: expecting 4 arguments "
                              "(including the object) but seen %d",
                           lua_gettop(L));
+    u = cs_tcp_check(L);
     for (i = 0; i < 3; i++)
         u->timeouts[i] = cs_tcp_parse_timeout(L, i + 2);
     return 0;

@@ -255,7 +255,7 @@ cs_udp_setpeername_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_udp_setpeername(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     int n = lua_gettop(L), is_unix;
     lua_Integer port = 0;
     const char *host;
@@ -268,6 +268,7 @@ cs_udp_setpeername(lua_State *L)
         return luaL_error(L, "ngx.socket.udp setpeername: expecting 2 or 3 "
                              "arguments (including the object), but seen %d",
                           n);
+    u = cs_udp_check(L);
     host = luaL_checklstring(L, 2, &hlen);
     is_unix = cs_net_is_unix(host, hlen);
     if (!is_unix && n == 3) { /* no port is port 0, as in OpenResty */
@@ -307,7 +308,7 @@ cs_udp_setpeername(lua_State *L)
 static int
 cs_udp_bind(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     int n = lua_gettop(L), is_unix, fresh = 0, fd, e;
     lua_Integer port = 0;
     const char *host;
@@ -317,6 +318,7 @@ cs_udp_bind(lua_State *L)
     if (n != 2 && n != 3)
         return luaL_error(L, "expecting 2 or 3 arguments (including the "
                              "object), but seen %d", n);
+    u = cs_udp_check(L);
     host = luaL_checklstring(L, 2, &hlen);
     is_unix = cs_net_is_unix(host, hlen);
     if (!is_unix && !lua_isnoneornil(L, 3)) {
@@ -431,7 +433,7 @@ cs_udp_copy(lua_State *L, int idx, char *p)
 static int
 cs_udp_send(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     const char *p;
     size_t len = 0;
     char *buf;
@@ -440,6 +442,7 @@ cs_udp_send(lua_State *L)
     if (lua_gettop(L) != 2)
         return luaL_error(L, "expecting 2 arguments (including the object), "
                              "but got %d", lua_gettop(L));
+    u = cs_udp_check(L);
     switch (lua_type(L, 2)) {
     case LUA_TSTRING:
     case LUA_TNUMBER:
@@ -520,13 +523,14 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
 static int
 cs_udp_receive(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     int n = lua_gettop(L);
     lua_Number size;
 
     if (n != 1 && n != 2)
         return luaL_error(L, "expecting 1 or 2 arguments (including the "
                              "object), but got %d", n);
+    u = cs_udp_check(L);
     size = luaL_optnumber(L, 2, CS_UDP_MAX_SIZE);
     if (!(size >= 0 && size <= CS_UDP_MAX_SIZE)) /* NaN too */
         size = CS_UDP_MAX_SIZE;
@@ -550,7 +554,7 @@ cs_udp_receive(lua_State *L)
 static int
 cs_udp_settimeout(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     lua_Number t;
 
     /* OpenResty's: (ngx_int_t) lua_tonumber, and what is not above 0
@@ -559,6 +563,7 @@ cs_udp_settimeout(lua_State *L)
         return luaL_error(L, "ngx.socket settimeout: expecting at least 2 "
                              "arguments (including the object) but seen %d",
                           lua_gettop(L));
+    u = cs_udp_check(L);
     t = lua_tonumber(L, 2);
     u->timeout = !(t >= 1) ? 0 : t < 2147483647.0 ? (int) t : 2147483647;
     return 0;
@@ -570,11 +575,12 @@ cs_udp_settimeout(lua_State *L)
 static int
 cs_udp_close(lua_State *L)
 {
-    cs_udp_t *u = cs_udp_check(L);
+    cs_udp_t *u;
     int resolving;
 
     if (lua_gettop(L) != 1)
         return cs_sock_close_argc(L);
+    u = cs_udp_check(L);
     resolving = cs_udp_resolving(L, u);
     if (u->s.fd < 0 && !resolving)
         return cs_sock_fail(L, "closed");
