@@ -109,7 +109,7 @@ run-busted:
 # the socket specs again in a testing build whose recv/send move one byte
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
 SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua \
-                          spec/4*_spec.lua spec/5*_spec.lua \
+                          spec/4*_spec.lua spec/5*_spec.lua spec/6*_spec.lua \
                           spec/regress/tcp_*_spec.lua)
 check-shortio: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all

@@ -330,9 +330,10 @@ cs_sched_not_current(cs_sched_t *S, lua_State *L, const char *what)
     }
     if (!lua_isyieldable(L))
         luaL_error(L, "corosched: cannot %s here: attempt to yield across a "
-                      "C-call boundary (a table.sort comparator, a "
-                      "string.gsub callback, tostring, a __gc or __close "
-                      "handler)", what);
+                      "C-call boundary (a module's main chunk run by "
+                      "require, a table.sort comparator, a string.gsub "
+                      "callback, tostring, a __gc or __close handler)",
+                      what);
     return th;
 }
 

@@ -6,9 +6,11 @@
  * coroutine is anchored in a slot of S's slot table (th->ref), and S->recs
  * (a pointer hash map, cs_map.c) finds the record of the coroutine.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <lua.h>
 #include <lauxlib.h>
@@ -922,26 +924,34 @@ cs_thread_sleep_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
+/* the argument of cs.sleep, with OpenResty's checks and messages (it
+ * counts in whole ms): seconds, 0 or more */
+static lua_Number
+cs_thread_sleep_arg(lua_State *L)
+{
+    lua_Number sec;
+
+    if (lua_gettop(L) != 1)
+        luaL_error(L, "attempt to pass %d arguments, but accepted 1",
+                   lua_gettop(L));
+    sec = luaL_checknumber(L, 1);
+    if (!(sec > -1e15 && sec < 1e15)) /* NaN too */
+        luaL_error(L, "invalid sleep duration");
+    if ((lua_Integer) (sec * 1000) < 0)
+        luaL_error(L, "invalid sleep duration \"%I\"",
+                   (LUAI_UACINT) (sec * 1000));
+    return sec < 0 ? 0 : sec; /* less than a ms below 0: 0 ms there */
+}
+
+
 /* cs.sleep(sec) */
 static int
 cs_thread_sleep(lua_State *L)
 {
     cs_sched_t *S = cs_sched_up(L);
-    lua_Number sec;
+    lua_Number sec = cs_thread_sleep_arg(L);
     cs_thread_t *th;
 
-    /* OpenResty's checks and messages (it counts in whole ms) */
-    if (lua_gettop(L) != 1)
-        return luaL_error(L, "attempt to pass %d arguments, but accepted 1",
-                          lua_gettop(L));
-    sec = luaL_checknumber(L, 1);
-    if (!(sec > -1e15 && sec < 1e15)) /* NaN too */
-        return luaL_error(L, "invalid sleep duration");
-    if ((lua_Integer) (sec * 1000) < 0)
-        return luaL_error(L, "invalid sleep duration \"%I\"",
-                          (LUAI_UACINT) (sec * 1000));
-    if (sec < 0) /* less than a ms below 0: 0 ms there */
-        sec = 0;
     th = cs_sched_current(S, L, "sleep");
     if (sec == 0) {
         S->op = CS_OP_SLEEP0;
@@ -953,6 +963,29 @@ cs_thread_sleep(lua_State *L)
     cs_sched_heap_add(S, &th->tn);
     return cs_sched_park(S, L, th, "sleep", NULL, NULL, 0,
                          cs_thread_sleep_k);
+}
+
+
+/*
+ * corosched.ngx's ngx.sleep(sec): cs.sleep, except where no loop runs
+ * (code before cs.run, as OpenResty's init_by_lua*, where ngx.sleep has
+ * blocked the worker since 0.10.20): there it blocks the process.
+ */
+static int
+cs_thread_ngx_sleep(lua_State *L)
+{
+    cs_sched_t *S = cs_sched_up(L);
+    lua_Number sec;
+    struct timespec ts;
+
+    if (S->running)
+        return cs_thread_sleep(L);
+    sec = cs_thread_sleep_arg(L);
+    ts.tv_sec = (time_t) sec;
+    ts.tv_nsec = (long) ((sec - (lua_Number) ts.tv_sec) * 1e9);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    return 0;
 }
 
 
@@ -1019,6 +1052,7 @@ static const luaL_Reg cs_thread_funcs[] = {
 
 static const luaL_Reg cs_thread_top_funcs[] = {
     {"sleep", cs_thread_sleep},
+    {"ngx_sleep", cs_thread_ngx_sleep}, /* (corosched.ngx's, not public) */
     {"stats", cs_thread_stats},
     {"dump", cs_thread_dump_l},
     {"on_error", cs_thread_on_error},

@@ -151,12 +151,45 @@ describe("corosched.ngx", function()
       assert.equal(cs.thread.spawn, ngx.thread.spawn)
       assert.equal(cs.thread.wait, ngx.thread.wait)
       assert.equal(cs.thread.kill, ngx.thread.kill)
-      assert.equal(cs.sleep, ngx.sleep)
+      assert.equal(require("corosched.core").ngx_sleep, ngx.sleep)
       assert.equal(cs.now, ngx.now)
       assert.equal(cs.update_time, ngx.update_time)
       assert.equal(cs.null, ngx.null)
       assert.equal("userdata", type(ngx.null))
       assert.equal(require("corosched").null, ngx.null)
+    end)
+
+    it("ngx.sleep sleeps as cs.sleep in a thread, and blocks where no loop "
+       .. "runs (OpenResty's init_by_lua)", function()
+      local ngx = ngxc.install()
+      -- before cs.run: blocks the process
+      cs.update_time()
+      local t0 = cs.now()
+      assert.is_nil(ngx.sleep(0.05))
+      cs.update_time()
+      assert.is_true(cs.now() - t0 >= 0.049)
+      -- its arguments are checked as in a thread, and raise
+      for _, args in ipairs({{-1}, {"x"}, {}, {1, 2}}) do
+        local ok_out, err_out = pcall(ngx.sleep, table.unpack(args))
+        local err_in
+        cs.run(function()
+          local ok_in
+          ok_in, err_in = pcall(ngx.sleep, table.unpack(args))
+          assert.is_false(ok_in)
+        end)
+        assert.is_false(ok_out)
+        assert.equal(err_in, err_out)
+      end
+      -- in a thread: parks it, other threads run meanwhile
+      local order = {}
+      cs.run(function()
+        cs.thread.spawn(function()
+          ngx.sleep(0.02)
+          order[#order + 1] = "sleeper"
+        end)
+        order[#order + 1] = "other"
+      end)
+      assert.same({"other", "sleeper"}, order)
     end)
 
     it("has OpenResty's constants, config, worker and ctx", function()
@@ -190,7 +223,19 @@ describe("corosched.ngx", function()
     it("leaves unknown fields nil", function()
       local ngx = ngxc.install()
       assert.is_nil(ngx.no_such_thing)
-      assert.is_nil(ngx.status)
+      -- ngx.status raises, read or written, as in OpenResty's timers
+      local ok, err = pcall(function() return ngx.status end)
+      assert.is_false(ok)
+      assert.matches("_spec%.lua:%d+: API disabled in the current context$",
+                     err)
+      ok, err = pcall(function() ngx.status = 200 end)
+      assert.is_false(ok)
+      assert.matches("_spec%.lua:%d+: API disabled in the current context$",
+                     err)
+      assert.is_nil(rawget(ngx, "status"))
+      ngx.no_such_thing = 1 -- other fields can be set
+      assert.equal(1, ngx.no_such_thing)
+      ngx.no_such_thing = nil
       assert.is_nil(ngx.re.opt)
       assert.is_nil(ngx.socket.no_such_thing)
     end)

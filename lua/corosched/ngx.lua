@@ -1101,7 +1101,9 @@ local ngx = {
     wait = cs.thread.wait,
     kill = cs.thread.kill,
   },
-  sleep = cs.sleep,
+  -- cs.sleep, but where no loop runs it blocks (as OpenResty's does in
+  -- init_by_lua*)
+  sleep = require("corosched.core").ngx_sleep,
   now = cs.now,
   update_time = cs.update_time,
   time = function() return os.time() end,
@@ -1182,6 +1184,19 @@ for _, f in ipairs({ "match", "find", "gmatch", "sub", "gsub" }) do
     or unavailable("ngx.re." .. f, "corosched.re was not built: no PCRE2")
 end
 for i, name in ipairs(LEVELS) do ngx[name] = i - 1 end
+
+-- ngx.status, read or written, raises as in OpenResty's timers (what
+-- light threads stand for: get_phase() says "timer")
+local function status_disabled(k)
+  if k == "status" then error("API disabled in the current context", 3) end
+end
+setmetatable(ngx, {
+  __index = function(_, k) status_disabled(k) end,
+  __newindex = function(t, k, v)
+    status_disabled(k)
+    rawset(t, k, v)
+  end,
+})
 
 _M.ngx = ngx
 
