@@ -620,6 +620,12 @@ cs_sched_run(lua_State *L)
     S->exiting = 0;
     S->entry_failed = 0;
     cs_sched_update_time(S);
+    /* what happened while no loop ran, before any thread runs: idle pooled
+     * connections whose peer closed or whose idle time ran out meanwhile
+     * are closed (OpenResty's worker loop never stops, so a connect never
+     * takes those) */
+    if (S->nsockets > 0)
+        cs_sched_poll(S, 0);
 
     entry = cs_thread_new(S, L, 1, n - 1, NULL, CS_KIND_ENTRY);
     S->running = 1;

@@ -531,3 +531,64 @@ describe("tcp connection pool", function()
     end)
   end)
 end)
+
+-- Pools outlive cs.run. While no loop runs, nothing watches their idle
+-- connections: the next cs.run first closes those whose idle time ran out
+-- or whose peer closed meanwhile, so that no connect takes them (in
+-- OpenResty the worker's loop never stops). The peer is another process,
+-- spec/support/script_peer.py: a script on the connection's first line.
+describe("tcp connection pool between two cs.run", function()
+  after_each(helper.after_each)
+
+  local function start_peer()
+    local dir = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+    local cmd = ("exec env -u LD_PRELOAD python3 %s/support/script_peer.py "
+                 .. "--parent %s </dev/null"):format(dir, net.own_pid())
+    local proc = assert(io.popen(cmd, "r"))
+    local line = proc:read("l") or ""
+    local port, pid = line:match("^tcp (%d+) .* pid (%d+)")
+    assert(port, "script_peer.py did not start: " .. line)
+    return tonumber(port), tonumber(pid), proc
+  end
+
+  -- blocks the process (no loop runs)
+  local function pause(sec)
+    os.execute(("env -u LD_PRELOAD sleep %.2f"):format(sec * helper.slack))
+  end
+
+  it("closes the idle connections that expired or whose peer closed "
+     .. "while no loop ran", function()
+    local port, pid, proc = start_peer()
+    -- one cs.run: a connect (a new connection gets `script`), an echo
+    -- round trip where the peer echoes, then setkeepalive(idle) or close;
+    -- returns getreusedtimes()
+    local function once(script, idle)
+      local reused
+      cs.run(function()
+        local s = cs.socket.tcp()
+        assert(s:connect("127.0.0.1", port))
+        reused = s:getreusedtimes()
+        if reused == 0 then assert(s:send(script .. "\n")) end
+        if script == "e" then
+          assert(s:send("ping\n"))
+          assert.equal("ping", s:receive())
+        end
+        if idle then assert.equal(1, s:setkeepalive(idle)) else s:close() end
+      end)
+      return reused
+    end
+    local ok, err = pcall(function()
+      assert.equal(0, once("e", 10000))
+      -- kept: the next cs.run takes it and it works
+      assert.equal(1, once("e", 100))
+      assert.equal(1, cs.stats().sockets)
+      pause(0.3) -- more than its idle time of 100 ms
+      assert.equal(0, once("s:0.1 C", 10000)) -- a new connection
+      pause(0.5) -- the peer closes this one meanwhile
+      assert.equal(0, once("e", nil)) -- a new one again, closed
+      assert.equal(0, cs.stats().sockets)
+    end)
+    net.stop_process(pid, proc)
+    assert(ok, err)
+  end)
+end)
