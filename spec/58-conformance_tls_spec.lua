@@ -69,6 +69,7 @@ local tls = require "spec.support.tls"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local lines = ngx_env.lines
 
 -- describe, or a pending test when python3 or openssl is missing
 local describe_tls = tls.describer(describe, pending)
@@ -96,11 +97,6 @@ local function run(fn, opts)
   if opts.trusted then assert(cs.socket.setcafile(nil)) end
   if not ok then error(err, 0) end
   return table.concat(buf)
-end
-
--- the lines given, each ended by "\n", as ngx.say writes them
-local function lines(...)
-  return table.concat({ ... }, "\n") .. "\n"
 end
 
 -- The lines a block that reads the whole response prints for the peer's

@@ -50,6 +50,7 @@ local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local run, lines = ngx_env.run, ngx_env.lines
 
 -- the ngx global and what install() adds are put back after each test
 local save_globals, restore_globals = ngx_env.saver()
@@ -57,25 +58,6 @@ local save_globals, restore_globals = ngx_env.saver()
 -- short-I/O mode: every recv gives one byte; a test whose output shows
 -- how many bytes one read took from the kernel is left pending there
 local it_full_io = net.short_io and pending or it
-
--- Runs fn(ngx) with net.run (a deadline, the leak checks) and the ngx
--- global installed; returns what fn wrote with ngx.say/ngx.print (the
--- response body), then fn's results.
-local function run(fn, opts)
-  local buf, real = {}, io.stdout
-  io.stdout = ngx_env.sink(buf)
-  local r = table.pack(pcall(net.run, function()
-    return fn(ngxc.install())
-  end, opts))
-  io.stdout = real
-  if not r[1] then error(r[2], 0) end
-  return table.concat(buf), table.unpack(r, 2, r.n)
-end
-
--- the lines given, each ended by "\n", as ngx.say writes them
-local function lines(...)
-  return table.concat({ ... }, "\n") .. "\n"
-end
 
 -- times of 071 (seconds; the timeouts in ms): the blocks' 0.3 s gap of
 -- /foo, 300/400 ms timeouts and 0.5 s subrequest, shorter and in the
@@ -548,7 +530,8 @@ describe("conformance with lua-nginx-module (idle sockets, bad self)",
           .. "arguments (including the object) but seen 1"},
       }
       run(function(ngx)
-        for _, set in ipairs({{ngx.socket.tcp(), tcp}, {ngx.socket.udp(), udp}}) do
+        local sets = { { ngx.socket.tcp(), tcp }, { ngx.socket.udp(), udp } }
+        for _, set in ipairs(sets) do
           local sock, cases = set[1], set[2]
           for _, c in ipairs(cases) do
             -- self is a number: only the count can make these messages

@@ -66,6 +66,9 @@ local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local run, run_entry = ngx_env.run, ngx_env.run_entry
+local lines, holds = ngx_env.lines, ngx_env.holds
+local recorder = ngx_env.recorder
 
 -- OpenResty's 0.1 s where the value does not matter (kept under valgrind,
 -- ASan and the other slow modes, so that the order of the sleeps holds)
@@ -79,46 +82,6 @@ local save_globals, restore_globals = ngx_env.saver({ "foosleep", "gap" })
 -- this file's name as Lua writes it in error positions
 local SRC = debug.getinfo(1, "S").short_src
 
--- Runs fn(ngx) in a light thread with net.run (a deadline, the leak
--- checks) and the ngx global installed; returns what the threads wrote
--- with ngx.say/ngx.print (the response body) until everything ended,
--- then fn's results.
-local function run(fn, opts)
-  local buf, real = {}, io.stdout
-  io.stdout = ngx_env.sink(buf)
-  local r = table.pack(pcall(net.run, function()
-    return fn(ngxc.install())
-  end, opts))
-  io.stdout = real
-  if not r[1] then error(r[2], 0) end
-  return table.concat(buf), table.unpack(r, 2, r.n)
-end
-
--- Runs fn(ngx) as the entry thread of cs.run (nginx's entry thread: its
--- error ends the request with a 500); returns the body, whether cs.run
--- succeeded, its error, and the errors of threads nobody waited for.
--- Asserts that nothing is left afterwards.
-local function run_entry(fn)
-  local buf, errors, real = {}, {}, io.stdout
-  io.stdout = ngx_env.sink(buf)
-  cs.on_error(function(_, err) errors[#errors + 1] = err end)
-  local ok, err = pcall(cs.run, function() return fn(ngxc.install()) end)
-  cs.on_error(nil)
-  io.stdout = real
-  helper.assert_clean("run_entry")
-  return table.concat(buf), ok, err, errors
-end
-
--- the lines given, each ended by "\n", as ngx.say writes them
-local function lines(...)
-  return table.concat({ ... }, "\n") .. "\n"
-end
-
--- true when string s contains plain text part
-local function holds(s, part)
-  return type(s) == "string" and s:find(part, 1, true) ~= nil
-end
-
 -- s with the magic characters of Lua patterns escaped
 local function literal(s)
   return (s:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0"))
@@ -129,18 +92,6 @@ local function reported()
   local t = {}
   for i, e in ipairs(helper.errors) do t[i] = e.err end
   return t
-end
-
--- a recorder standing for print() (nginx's error log): log.print(...)
--- appends its arguments, made text as print does, as one entry
-local function recorder()
-  local log = {}
-  function log.print(...)
-    local t = table.pack(...)
-    for i = 1, t.n do t[i] = tostring(t[i]) end
-    log[#log + 1] = table.concat(t, "", 1, t.n)
-  end
-  return log
 end
 
 -- A known difference: while `differs` holds (corosched still behaves as

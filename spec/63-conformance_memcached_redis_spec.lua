@@ -81,6 +81,7 @@ local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local lines, recorder = ngx_env.lines, ngx_env.recorder
 
 -- the ngx global and what install() adds are put back after each test,
 -- and package.loaded.socket, which the blocks set to ngx.socket (and
@@ -105,11 +106,6 @@ local function run(fn, opts)
     error(r[2], 0)
   end
   return table.concat(buf), table.concat(logbuf), table.unpack(r, 2, r.n)
-end
-
--- the lines given, each ended by "\n", as ngx.say writes them
-local function lines(...)
-  return table.concat({ ... }, "\n") .. "\n"
 end
 
 -- `--- no_error_log [error]`: nothing was logged at the error level
@@ -486,18 +482,6 @@ local function redis_lua(host, port)
   end
 
   return red
-end
-
--- a recorder standing for print() (nginx's error log): log.print(...)
--- appends its arguments, made text as ngx.log makes them, as one entry
-local function recorder()
-  local log = {}
-  function log.print(...)
-    local t = table.pack(...)
-    for i = 1, t.n do t[i] = tostring(t[i]) end
-    log[#log + 1] = table.concat(t, "", 1, t.n)
-  end
-  return log
 end
 
 -- a flat table of strings and numbers as JSON, its keys sorted (as

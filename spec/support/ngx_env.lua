@@ -61,6 +61,60 @@ function M.sink(buf)
   }
 end
 
+-- Runs fn(ngx) in a light thread with net.run (a deadline, the leak
+-- checks) and the ngx global installed; returns what the threads wrote
+-- with ngx.say/ngx.print (the response body) until everything ended,
+-- then fn's results.
+function M.run(fn, opts)
+  local buf, real = {}, io.stdout
+  io.stdout = M.sink(buf)
+  local r = table.pack(pcall(require("spec.support.net").run, function()
+    return fn(ngxc.install())
+  end, opts))
+  io.stdout = real
+  if not r[1] then error(r[2], 0) end
+  return table.concat(buf), table.unpack(r, 2, r.n)
+end
+
+-- Runs fn(ngx) as the entry thread of cs.run (nginx's entry thread: its
+-- error ends the request with a 500 and kills the other threads); returns
+-- the body, whether cs.run succeeded, its error, and the errors of threads
+-- nobody waited for. Asserts that nothing is left afterwards.
+function M.run_entry(fn)
+  local helper = require "spec.helper"
+  local cs = helper.cs
+  local buf, errors, real = {}, {}, io.stdout
+  io.stdout = M.sink(buf)
+  cs.on_error(function(_, err) errors[#errors + 1] = err end)
+  local ok, err = pcall(cs.run, function() return fn(ngxc.install()) end)
+  cs.on_error(nil)
+  io.stdout = real
+  helper.assert_clean("run_entry")
+  return table.concat(buf), ok, err, errors
+end
+
+-- the lines given, each ended by "\n", as ngx.say writes them
+function M.lines(...)
+  return table.concat({ ... }, "\n") .. "\n"
+end
+
+-- true when string s contains plain text part
+function M.holds(s, part)
+  return type(s) == "string" and s:find(part, 1, true) ~= nil
+end
+
+-- a recorder standing for print() (nginx's error log): log.print(...)
+-- appends its arguments, made text with tostring, as one entry
+function M.recorder()
+  local log = {}
+  function log.print(...)
+    local t = table.pack(...)
+    for i = 1, t.n do t[i] = tostring(t[i]) end
+    log[#log + 1] = table.concat(t, "", 1, t.n)
+  end
+  return log
+end
+
 -- a second copy of corosched.ngx, loaded as when corosched.re was not
 -- built (its require fails); corosched.ngx and corosched.re stay loaded
 -- as they were
