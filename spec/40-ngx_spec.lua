@@ -602,7 +602,7 @@ describe("corosched.ngx", function()
       assert.same({ 1, 1, 1, 1 }, r)
       assert.has_error(function() ngx.say(print) end,
         "bad argument #1 to 'say' (string, number, boolean, nil, ngx.null, "
-        .. "or array table expected, got function)")
+        .. "or array table expected, but got function)")
     end)
   end)
 

@@ -888,29 +888,60 @@ local function log(...)
                   "] ", concat(parts), "\n")
 end
 
--- ngx.print's values: arrays are flattened, nested too
-local function out_parts(fname, parts, v, i, in_table)
-  local t = type(v)
-  if t == "string" then
-    parts[#parts + 1] = v
-  elseif t == "number" then
-    parts[#parts + 1] = numstr(v, in_table)
-  elseif t == "boolean" or t == "nil" then
-    parts[#parts + 1] = tostring(v)
-  elseif v == cs.null then
-    parts[#parts + 1] = "null"
-  elseif t == "table" then
-    for j = 1, #v do out_parts(fname, parts, v[j], i, true) end
-  else
-    argerror(i, fname, "string, number, boolean, nil, ngx.null, or array "
-             .. "table expected, got " .. t)
+-- ngx.print's values, as ngx_http_lua_ngx_echo writes them: an array
+-- (only keys 1, 2...; its elements up to the largest key, a hole written
+-- "nil") is flattened, nested too. Appends to parts; returns an error
+-- message for what cannot be written.
+local function out_table(parts, t)
+  local max = 0
+  for k in next, t do
+    if mtype(k) ~= "integer" or k < 1 then return "non-array table found" end
+    if k > max then max = k end
+  end
+  for j = 1, max do
+    local v = rawget(t, j)
+    local vt = type(v)
+    if vt == "string" then
+      parts[#parts + 1] = v
+    elseif vt == "number" then
+      parts[#parts + 1] = numstr(v, true)
+    elseif vt == "boolean" or vt == "nil" then
+      parts[#parts + 1] = tostring(v)
+    elseif v == cs.null then
+      parts[#parts + 1] = "null"
+    elseif vt == "table" then
+      local err = out_table(parts, v)
+      if err then return err end
+    else
+      return "bad data type " .. vt .. " found"
+    end
   end
 end
 
 local function output(fname, nl, ...)
   local parts = {}
   local args, n = { ... }, select("#", ...)
-  for i = 1, n do out_parts(fname, parts, args[i], i) end
+  for i = 1, n do
+    local v = args[i]
+    local t, err = type(v), nil
+    if t == "string" then
+      parts[#parts + 1] = v
+    elseif t == "number" then
+      parts[#parts + 1] = numstr(v)
+    elseif t == "boolean" or t == "nil" then
+      parts[#parts + 1] = tostring(v)
+    elseif v == cs.null then
+      parts[#parts + 1] = "null"
+    elseif t == "table" then
+      err = out_table(parts, v)
+    else
+      err = "string, number, boolean, nil, ngx.null, or array table "
+        .. "expected, but got " .. t
+    end
+    -- (output is tail-called by ngx.say/ngx.print: level 3 blames their
+    -- caller)
+    if err then argerror(i, fname, err) end
+  end
   if nl then parts[#parts + 1] = "\n" end
   io.stdout:write(concat(parts))
   return 1
