@@ -159,6 +159,22 @@ describe("corosched.ngx", function()
       assert.equal(require("corosched").null, ngx.null)
     end)
 
+    it("makes os.date take a time with a fraction, as LuaJIT's does",
+       function()
+      local t = 1795801351.912 -- ngx.now() gives such times
+      assert.is_false(pcall(os.date, "!%H:%M:%S", t)) -- Lua 5.4's raises
+      local date = os.date
+      ngxc.install()
+      assert.equal("17:42:31", os.date("!%H:%M:%S", t))
+      assert.equal("23:59:59", os.date("!%H:%M:%S", -1.5)) -- truncated
+      assert.equal(date("!%c", 0), os.date("!%c", 0.0))
+      assert.equal("table", type(os.date("*t")))
+      -- a second install() does not wrap it again
+      local ours = os.date
+      ngxc.install()
+      assert.equal(ours, os.date)
+    end)
+
     it("ngx.sleep sleeps as cs.sleep in a thread, and blocks where no loop "
        .. "runs (OpenResty's init_by_lua)", function()
       local ngx = ngxc.install()

@@ -1620,6 +1620,19 @@ for name, mod in pairs(resty_modules) do _M.modules[name] = mod end
 -- installed; existing package.preload entries are kept.
 -- Lua 5.1's `unpack`, which these libraries use as a global, is set to
 -- table.unpack when there is none. opts.ffi = false: no "ffi" stand-in.
+-- os.date as LuaJIT's: a time with a fraction (ngx.now()'s) is cut to
+-- whole seconds, where Lua 5.4's raises "number has no integer
+-- representation" (lua-resty-mail dates its messages with ngx.now())
+local function os_date_of(date)
+  return function(fmt, t, ...)
+    if mtype(t) == "float" and t == t and t > -huge and t < huge then
+      t = t >= 0 and floor(t) or -floor(-t)
+    end
+    return date(fmt, t, ...)
+  end
+end
+local our_os_date -- (what install() put in place, once)
+
 function _M.install(opts)
   opts = opts or {}
   if opts.log_level ~= nil then _M.set_log_level(opts.log_level) end
@@ -1635,6 +1648,10 @@ function _M.install(opts)
   end
   if rawget(_G, "unpack") == nil then
     rawset(_G, "unpack", table.unpack)
+  end
+  if os.date ~= our_os_date then
+    our_os_date = os_date_of(os.date)
+    os.date = our_os_date
   end
   rawset(_G, "ngx", ngx)
   return ngx
