@@ -70,6 +70,8 @@ describe("corosched.ngx", function()
       assert.equal("function",
                    type(require("ngx.base64").encode_base64url))
       assert.equal(table.unpack, rawget(_G, "unpack"))
+      assert.equal(load, rawget(_G, "loadstring")) -- (LuaJIT's 5.1 name)
+      assert.equal(3, loadstring("return 1 + 2")())
     end)
 
     it("exposes the table without installing anything (ngxc.ngx)",

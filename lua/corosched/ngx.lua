@@ -1649,6 +1649,9 @@ function _M.install(opts)
   if rawget(_G, "unpack") == nil then
     rawset(_G, "unpack", table.unpack)
   end
+  if rawget(_G, "loadstring") == nil then
+    rawset(_G, "loadstring", load)
+  end
   if os.date ~= our_os_date then
     our_os_date = os_date_of(os.date)
     os.date = our_os_date

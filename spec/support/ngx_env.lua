@@ -1,5 +1,5 @@
 -- What corosched.ngx's install() changes, put back after each test: the
--- ngx and unpack globals, os.date, the package.preload/loaded entries of its
+-- ngx, unpack and loadstring globals, os.date, the package.preload/loaded entries of its
 -- modules (and of a spec's own, listed by the spec), the log level and
 -- pending ngx.timer timers, so that the spec files that install it leave
 -- nothing behind for the others.
@@ -21,7 +21,8 @@ function M.saver(extra)
 
   local function save()
     saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-              os_date = os.date, preload = {}, loaded = {} }
+              loadstring = rawget(_G, "loadstring"), os_date = os.date,
+              preload = {}, loaded = {} }
     for _, name in ipairs(names) do
       saved.preload[name] = package.preload[name]
       saved.loaded[name] = package.loaded[name]
@@ -35,6 +36,7 @@ function M.saver(extra)
     if not saved then return end -- (save did not run)
     rawset(_G, "ngx", saved.ngx)
     rawset(_G, "unpack", saved.unpack)
+    rawset(_G, "loadstring", saved.loadstring)
     os.date = saved.os_date
     for _, name in ipairs(names) do
       package.preload[name] = saved.preload[name]
