@@ -968,8 +968,8 @@ cs_thread_sleep(lua_State *L)
 
 /*
  * corosched.ngx's ngx.sleep(sec): cs.sleep, except where no loop runs
- * (code before cs.run, as OpenResty's init_by_lua*, where ngx.sleep has
- * blocked the worker since 0.10.20): there it blocks the process.
+ * (code before cs.run, as OpenResty's init_by_lua*, where its ngx.sleep
+ * blocks the worker): there it blocks the process.
  */
 static int
 cs_thread_ngx_sleep(lua_State *L)

@@ -1611,15 +1611,6 @@ _M.modules = {
 }
 for name, mod in pairs(resty_modules) do _M.modules[name] = mod end
 
--- Puts the `ngx` global and the package.preload entries in place and
--- returns the ngx table; calling it again returns the same table.
--- opts.log_level: see _M.set_log_level (default "error", nginx's).
--- opts.force: replace an `ngx` global and package.preload entries that
--- are not ours. Without it, an `ngx` global already there (inside
--- OpenResty itself, say) is left alone and returned, and nothing else is
--- installed; existing package.preload entries are kept.
--- Lua 5.1's `unpack`, which these libraries use as a global, is set to
--- table.unpack when there is none. opts.ffi = false: no "ffi" stand-in.
 -- os.date as LuaJIT's: a time with a fraction (ngx.now()'s) is cut to
 -- whole seconds, where Lua 5.4's raises "number has no integer
 -- representation" (lua-resty-mail dates its messages with ngx.now())
@@ -1633,6 +1624,16 @@ local function os_date_of(date)
 end
 local our_os_date -- (what install() put in place, once)
 
+-- Puts the `ngx` global and the package.preload entries in place and
+-- returns the ngx table; calling it again returns the same table.
+-- opts.log_level: see _M.set_log_level (default "error", nginx's).
+-- opts.force: replace an `ngx` global and package.preload entries that
+-- are not ours. Without it, an `ngx` global already there (inside
+-- OpenResty itself, say) is left alone and returned, and nothing else is
+-- installed; existing package.preload entries are kept.
+-- Lua 5.1's `unpack`, which these libraries use as a global, is set to
+-- table.unpack when there is none, `loadstring` to load; os.date drops a
+-- time's fraction (above). opts.ffi = false: no "ffi" stand-in.
 function _M.install(opts)
   opts = opts or {}
   if opts.log_level ~= nil then _M.set_log_level(opts.log_level) end
