@@ -161,6 +161,62 @@ describe("corosched.ngx", function()
       assert.equal(require("corosched").null, ngx.null)
     end)
 
+    it("gives Lua 5.1's module() and package.seeall, as LuaJIT has them",
+       function()
+      local dir = os.tmpname()
+      os.remove(dir)
+      assert(os.execute("mkdir -p " .. dir .. "/pkg"))
+      local function write(path, text)
+        local f = assert(io.open(dir .. "/" .. path, "w"))
+        f:write(text)
+        f:close()
+      end
+      -- a library of OpenResty's first years: locals taken before
+      -- module(...), its globals are the module's fields
+      write("cs_oldmod.lua", [[
+local tcp = ngx.socket.tcp
+local setmetatable = setmetatable
+module(...)
+VERSION = "0.1"
+local mt = { __index = _M }
+function new() return setmetatable({ sock = tcp() }, mt) end
+function name(self) return _NAME end
+]])
+      write("pkg/cs_seeall.lua", [[
+module(..., package.seeall)
+function twice(x) return tostring(x) .. tostring(x) end
+]])
+      local saved_path = package.path
+      package.path = dir .. "/?.lua;" .. package.path
+      local ok, err = pcall(function()
+        assert.is_nil(rawget(_G, "module"))
+        ngxc.install()
+        local m = require "cs_oldmod"
+        assert.equal("0.1", m.VERSION)
+        assert.equal("cs_oldmod", m._NAME)
+        assert.equal("", m._PACKAGE)
+        assert.equal(m, m._M)
+        assert.equal(m, rawget(_G, "cs_oldmod")) -- 5.1's global too
+        assert.is_nil(rawget(_G, "VERSION")) -- not in _G
+        local o = m.new()
+        assert.equal("cs_oldmod", o:name())
+        o.sock:close()
+        local s = require "pkg.cs_seeall" -- sees _G through seeall
+        assert.equal("44", s.twice(4))
+        assert.equal("pkg.", s._PACKAGE)
+        assert.equal(s, rawget(_G, "pkg").cs_seeall)
+        assert.is_nil(rawget(_G, "twice"))
+        assert.has_error(function() module(1) end,
+          "bad argument #1 to 'module' (string expected, got number)")
+      end)
+      package.path = saved_path
+      package.loaded["cs_oldmod"], package.loaded["pkg.cs_seeall"] = nil, nil
+      rawset(_G, "cs_oldmod", nil)
+      rawset(_G, "pkg", nil)
+      os.execute("rm -rf " .. dir)
+      assert(ok, err)
+    end)
+
     it("makes os.date take a time with a fraction, as LuaJIT's does",
        function()
       local t = 1795801351.912 -- ngx.now() gives such times

@@ -1624,6 +1624,55 @@ local function os_date_of(date)
 end
 local our_os_date -- (what install() put in place, once)
 
+-- Lua 5.1's module(name, ...) and package.seeall, which OpenResty's
+-- LuaJIT has: libraries of its first years declare themselves so
+-- (lua-resty-rabbitmqstomp: `module(...)`). The module's table is found
+-- or made (package.loaded[name], or the dotted path from _G), gets _M,
+-- _NAME and _PACKAGE, and becomes the calling chunk's _ENV (5.1's
+-- setfenv). Lua 5.4's require passes the file name too: only functions
+-- among the other arguments are options.
+local function seeall(m)
+  setmetatable(m, { __index = _G })
+end
+
+local function module51(name, ...)
+  if type(name) ~= "string" then
+    argerror(1, "module", "string expected, got " .. type(name))
+  end
+  local m = package.loaded[name]
+  if type(m) ~= "table" then
+    m = _G
+    for part in name:gmatch("[^.]+") do
+      local t = rawget(m, part)
+      if t == nil then
+        t = {}
+        rawset(m, part, t)
+      elseif type(t) ~= "table" then
+        error("name conflict for module '" .. name .. "'", 2)
+      end
+      m = t
+    end
+    package.loaded[name] = m
+  end
+  if rawget(m, "_NAME") == nil then
+    m._M, m._NAME = m, name
+    m._PACKAGE = name:match("^(.*%.)[^.]*$") or ""
+  end
+  local caller = debug.getinfo(2, "f").func
+  for i = 1, math.huge do
+    local up = debug.getupvalue(caller, i)
+    if up == nil then break end
+    if up == "_ENV" then
+      debug.setupvalue(caller, i, m)
+      break
+    end
+  end
+  for i = 1, select("#", ...) do
+    local opt = select(i, ...)
+    if type(opt) == "function" then opt(m) end
+  end
+end
+
 -- Puts the `ngx` global and the package.preload entries in place and
 -- returns the ngx table; calling it again returns the same table.
 -- opts.log_level: see _M.set_log_level (default "error", nginx's).
@@ -1632,8 +1681,9 @@ local our_os_date -- (what install() put in place, once)
 -- OpenResty itself, say) is left alone and returned, and nothing else is
 -- installed; existing package.preload entries are kept.
 -- Lua 5.1's `unpack`, which these libraries use as a global, is set to
--- table.unpack when there is none, `loadstring` to load; os.date drops a
--- time's fraction (above). opts.ffi = false: no "ffi" stand-in.
+-- table.unpack when there is none, `loadstring` to load, `module` and
+-- package.seeall to 5.1's (above); os.date drops a time's fraction
+-- (above). opts.ffi = false: no "ffi" stand-in.
 function _M.install(opts)
   opts = opts or {}
   if opts.log_level ~= nil then _M.set_log_level(opts.log_level) end
@@ -1653,6 +1703,10 @@ function _M.install(opts)
   if rawget(_G, "loadstring") == nil then
     rawset(_G, "loadstring", load)
   end
+  if rawget(_G, "module") == nil then
+    rawset(_G, "module", module51)
+  end
+  if package.seeall == nil then package.seeall = seeall end
   if os.date ~= our_os_date then
     our_os_date = os_date_of(os.date)
     os.date = our_os_date

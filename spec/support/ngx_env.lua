@@ -1,5 +1,5 @@
 -- What corosched.ngx's install() changes, put back after each test: the
--- ngx, unpack and loadstring globals, os.date, the package.preload/loaded entries of its
+-- ngx, unpack, loadstring and module globals, package.seeall, os.date, the package.preload/loaded entries of its
 -- modules (and of a spec's own, listed by the spec), the log level and
 -- pending ngx.timer timers, so that the spec files that install it leave
 -- nothing behind for the others.
@@ -21,8 +21,9 @@ function M.saver(extra)
 
   local function save()
     saved = { ngx = rawget(_G, "ngx"), unpack = rawget(_G, "unpack"),
-              loadstring = rawget(_G, "loadstring"), os_date = os.date,
-              preload = {}, loaded = {} }
+              loadstring = rawget(_G, "loadstring"),
+              module = rawget(_G, "module"), seeall = package.seeall,
+              os_date = os.date, preload = {}, loaded = {} }
     for _, name in ipairs(names) do
       saved.preload[name] = package.preload[name]
       saved.loaded[name] = package.loaded[name]
@@ -37,6 +38,8 @@ function M.saver(extra)
     rawset(_G, "ngx", saved.ngx)
     rawset(_G, "unpack", saved.unpack)
     rawset(_G, "loadstring", saved.loadstring)
+    rawset(_G, "module", saved.module)
+    package.seeall = saved.seeall
     os.date = saved.os_date
     for _, name in ipairs(names) do
       package.preload[name] = saved.preload[name]
