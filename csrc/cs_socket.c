@@ -79,7 +79,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
 }
 
 
-/* s became readable (rdhup: the peer's FIN came) */
+/* s became readable (rdhup: the peer's FIN, a reset or an error came) */
 static void
 cs_sock_readable(cs_sock_t *s, int rdhup)
 {
@@ -196,9 +196,12 @@ cs_poll_run(int fd, int timeout_ms)
             continue;
         }
         s = evs[i].data.ptr;
-        /* an error or a hang-up wakes both directions, as libevent does */
+        /* an error or a hang-up wakes both directions, as libevent does;
+         * like the peer's FIN, they may come with the last data (rdhup:
+         * a read must follow the one that drains it) */
         if (e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
-            cs_sock_readable(s, (e & EPOLLRDHUP) != 0);
+            cs_sock_readable(s, (e & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+                                    != 0);
         if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
             cs_sock_writable(s, CS_SOCK_READY);
     }

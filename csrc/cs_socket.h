@@ -22,7 +22,7 @@ typedef struct cs_sock_s {
     cs_thread_t *writer;        /* parked in a write (or connect) */
     int fd;                     /* -1 when closed */
     unsigned char rready;       /* readable since the last short read */
-    unsigned char rdhup;        /* the peer's FIN was seen (EV_CLOSED) */
+    unsigned char rdhup;        /* a FIN, reset or error seen (epoll) */
     unsigned char polled;       /* in the scheduler's epoll set */
 } cs_sock_t;
 

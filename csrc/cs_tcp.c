@@ -442,10 +442,13 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
         }
     }
     /* drained: the next edge sets rready again. A short read drained the
-     * kernel's buffer too, unless the FIN came under the same edge (seen
-     * as EV_CLOSED): then the next read must still run to see it. */
+     * kernel's buffer too, unless the FIN, a reset or an error came under
+     * the same edge (s.rdhup): then the next read must still run to see
+     * it. Only our epoll set reports those with the data; libevent's
+     * events do not always (a reset is EV_READ alone, and kqueue has no
+     * EV_CLOSED), so there a short read proves nothing. */
     if (n == CS_AGAIN
-        || (n > 0 && (size_t) n < room && !u->s.rdhup))
+        || (n > 0 && (size_t) n < room && u->s.polled && !u->s.rdhup))
         u->s.rready = 0;
     return n;
 }
