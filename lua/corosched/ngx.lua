@@ -1167,6 +1167,8 @@ local ngx = {
   },
   worker = {
     pid = worker_pid,
+    -- (lua-resty-core's: every worker's pid; one worker here)
+    pids = function() return { worker_pid() } end,
     id = function() return 0 end,
     count = function() return 1 end,
     exiting = function() return false end,
