@@ -1156,7 +1156,6 @@ local ngx = {
 
   -- there is no request: the closest phase that allows cosockets
   get_phase = function() return "timer" end,
-  ctx = {}, -- one per process, not per request
   config = {
     ngx_lua_version = 10026,
     nginx_version = 1021004,
@@ -1219,13 +1218,26 @@ end
 for i, name in ipairs(LEVELS) do ngx[name] = i - 1 end
 
 -- ngx.status, read or written, raises as in OpenResty's timers (what
--- light threads stand for: get_phase() says "timer")
+-- light threads stand for: get_phase() says "timer"). ngx.ctx is one
+-- table per process, not per request; it can be replaced by another
+-- table only, as lua-resty-core's.
 local function status_disabled(k)
   if k == "status" then error("API disabled in the current context", 3) end
 end
+local ngx_ctx = {}
 setmetatable(ngx, {
-  __index = function(_, k) status_disabled(k) end,
+  __index = function(_, k)
+    if k == "ctx" then return ngx_ctx end
+    status_disabled(k)
+  end,
   __newindex = function(t, k, v)
+    if k == "ctx" then
+      if type(v) ~= "table" then
+        error("ctx should be a table while getting a " .. type(v), 2)
+      end
+      ngx_ctx = v
+      return
+    end
     status_disabled(k)
     rawset(t, k, v)
   end,
