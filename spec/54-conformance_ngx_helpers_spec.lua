@@ -60,6 +60,7 @@ local net = require "spec.support.net"
 local cs = helper.cs
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local stderr_of, log_lines = ngx_env.stderr_of, ngx_env.log_lines
 local spawn, wait = cs.thread.spawn, cs.thread.wait
 
 -- the ngx and unpack globals and the package.preload/loaded entries that
@@ -87,32 +88,6 @@ local function run(fn, opts)
   local out = recorder()
   net.run(function() fn(ngxc.install(), out) end, opts)
   return out.body()
-end
-
--- fn() with io.stderr replaced by a recorder (ngx.log looks it up at each
--- call); returns what was written
-local function stderr_of(fn)
-  local buf, real = {}, io.stderr
-  io.stderr = {
-    write = function(self, ...)
-      for i = 1, select("#", ...) do buf[#buf + 1] = select(i, ...) end
-      return self
-    end,
-  }
-  local ok, err = pcall(fn)
-  io.stderr = real
-  if not ok then error(err, 0) end
-  return table.concat(buf)
-end
-
--- the level's name and the message of each line ngx.log wrote
-local function log_lines(text)
-  local t = {}
-  for level, msg in text:gmatch(
-      "%d%d%d%d/%d%d/%d%d %d%d:%d%d:%d%d %[(%a*)%] ([^\n]*)\n") do
-    t[#t + 1] = { level, msg }
-  end
-  return t
 end
 
 -- the error raised by fn(...), or nil

@@ -64,56 +64,14 @@
 local helper = require "spec.helper"
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local stderr_of, log_lines = ngx_env.stderr_of, ngx_env.log_lines
+local one_line, date_between = ngx_env.one_line, ngx_env.date_between
+local DATETIME, process_pid = ngx_env.DATETIME, ngx_env.process_pid
 local run, lines = ngx_env.run, ngx_env.lines
 
 -- the ngx global and what install() adds are put back after each test
 local save_globals, restore_globals = ngx_env.saver()
 
--- fn() with io.stderr replaced by a collector (ngx.log looks it up at
--- each call; nginx's error log); returns what was written
-local function stderr_of(fn)
-  local buf, real = {}, io.stderr
-  io.stderr = {
-    write = function(self, ...)
-      for i = 1, select("#", ...) do buf[#buf + 1] = select(i, ...) end
-      return self
-    end,
-  }
-  local ok, err = pcall(fn)
-  io.stderr = real
-  if not ok then error(err, 0) end
-  return table.concat(buf)
-end
-
--- the level's name and the message of each line ngx.log wrote
-local function log_lines(text)
-  local t = {}
-  for level, msg in text:gmatch(
-      "%d%d%d%d/%d%d/%d%d %d%d:%d%d:%d%d %[(%a*)%] ([^\n]*)\n") do
-    t[#t + 1] = { level, msg }
-  end
-  return t
-end
-
--- the whole body, one line, and that line matches the Lua pattern
-local function one_line(body, pattern)
-  assert.is_string(body)
-  local line = body:match("^([^\n]*)\n$")
-  assert.is_string(line, ("one line expected, got %q"):format(body))
-  assert.is_truthy(line:match(pattern),
-                   ("%q does not match %q"):format(line, pattern))
-  return line
-end
-
--- true when text is os.date(fmt, t) for a t in [t0, t1]
-local function date_between(text, fmt, t0, t1)
-  for t = t0, t1 do
-    if os.date(fmt, t) == text then return true end
-  end
-  return false
-end
-
-local DATETIME = "^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d:%d%d$"
 local TEN_DIGITS = "^%d%d%d%d%d%d%d%d%d%d+$"
 -- ^\d{10,}(\.\d{1,3})?$
 local function now_text_ok(s)
@@ -511,15 +469,6 @@ end)
 describe("122-worker.t", function()
   before_each(before)
   after_each(after)
-
-  -- the pid of this process as a child shell sees it ($PPID): nginx's
-  -- $pid variable of the block
-  local function process_pid()
-    local f = assert(io.popen("echo $PPID", "r"))
-    local s = f:read("a")
-    f:close()
-    return assert(tonumber(s:match("^(%d+)")))
-  end
 
   it("122 TEST 1: content_by_lua + ngx.worker.exiting", function()
     local body = run(function(ngx)

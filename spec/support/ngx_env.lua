@@ -1,8 +1,9 @@
 -- What corosched.ngx's install() changes, put back after each test: the
--- ngx, unpack, loadstring and module globals, package.seeall, os.date, the package.preload/loaded entries of its
--- modules (and of a spec's own, listed by the spec), the log level and
--- pending ngx.timer timers, so that the spec files that install it leave
--- nothing behind for the others.
+-- ngx, unpack, loadstring and module globals, package.seeall, os.date,
+-- the package.preload/loaded entries of its modules (and of a spec's
+-- own, listed by the spec), the log level and pending ngx.timer timers,
+-- so that the spec files that install it leave nothing behind for the
+-- others. Also the helpers the conformance specs share.
 --
 --   local ngx_env = require "spec.support.ngx_env"
 --   local save_globals, restore_globals = ngx_env.saver({ "resty.x" })
@@ -119,6 +120,58 @@ function M.recorder()
     log[#log + 1] = table.concat(t, "", 1, t.n)
   end
   return log
+end
+
+-- fn() with io.stderr replaced by a collector (ngx.log looks it up at
+-- each call; nginx's error log); returns what was written
+function M.stderr_of(fn)
+  local buf, real = {}, io.stderr
+  io.stderr = M.sink(buf)
+  local ok, err = pcall(fn)
+  io.stderr = real
+  if not ok then error(err, 0) end
+  return table.concat(buf)
+end
+
+-- the level's name and the message of each line ngx.log wrote
+function M.log_lines(text)
+  local t = {}
+  for level, msg in text:gmatch(
+      "%d%d%d%d/%d%d/%d%d %d%d:%d%d:%d%d %[(%a*)%] ([^\n]*)\n") do
+    t[#t + 1] = { level, msg }
+  end
+  return t
+end
+
+-- the whole body, one line, and that line matches the Lua pattern
+function M.one_line(body, pattern)
+  local assert = require "luassert" -- (busted's assert, in a support file)
+  assert.is_string(body)
+  local line = body:match("^([^\n]*)\n$")
+  assert.is_string(line, ("one line expected, got %q"):format(body))
+  assert.is_truthy(line:match(pattern),
+                   ("%q does not match %q"):format(line, pattern))
+  return line
+end
+
+-- true when text is os.date(fmt, t) for a t in [t0, t1]
+function M.date_between(text, fmt, t0, t1)
+  for t = t0, t1 do
+    if os.date(fmt, t) == text then return true end
+  end
+  return false
+end
+
+-- "yyyy-mm-dd hh:mm:ss" (ngx.localtime, ngx.utctime)
+M.DATETIME = "^%d%d%d%d%-%d%d%-%d%d %d%d:%d%d:%d%d$"
+
+-- the pid of this process as a child shell sees it ($PPID): what nginx's
+-- $pid variable gives in the worker.t blocks
+function M.process_pid()
+  local f = assert(io.popen("echo $PPID", "r"))
+  local s = f:read("a")
+  f:close()
+  return assert(tonumber(s:match("^(%d+)")))
 end
 
 -- a second copy of corosched.ngx, loaded as when corosched.re was not
