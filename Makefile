@@ -29,7 +29,7 @@ LDFLAGS_SO = -shared $(EXTRA_LDFLAGS)
 SRCS = csrc/corosched.c csrc/cs_sched.c csrc/cs_thread.c \
        csrc/cs_coroutine.c csrc/cs_timer.c csrc/cs_sync.c \
        csrc/cs_map.c csrc/cs_buffer.c csrc/cs_net.c csrc/cs_socket.c \
-       csrc/cs_tcp.c csrc/cs_tls.c csrc/cs_crypto.c \
+       csrc/cs_tcp.c csrc/cs_tls.c csrc/cs_crypto.c csrc/cs_cdata.c \
        $(wildcard csrc/cs_udp.c)
 HDRS = $(wildcard csrc/*.h)
 OBJS = $(SRCS:csrc/%.c=$(BUILD)/%.o)

@@ -21,6 +21,7 @@ static const cs_open_pt cs_opens[] = {
     cs_sync_open,
     cs_socket_open,
     cs_crypto_open,
+    cs_cdata_open,
     NULL
 };
 

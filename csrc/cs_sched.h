@@ -160,6 +160,7 @@ void cs_coroutine_open(lua_State *L, cs_sched_t *S);
 void cs_timer_open(lua_State *L, cs_sched_t *S);
 void cs_sync_open(lua_State *L, cs_sched_t *S);
 void cs_crypto_open(lua_State *L, cs_sched_t *S);
+void cs_cdata_open(lua_State *L, cs_sched_t *S);
 
 /* [-0, +0, -] sets functions of l with S as upvalue into the table at -1 */
 void cs_setfuncs(lua_State *L, cs_sched_t *S, const luaL_Reg *l);

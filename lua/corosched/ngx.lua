@@ -1059,18 +1059,21 @@ local function unavailable_table(name, why)
   })
 end
 
--- LuaJIT's ffi: stock Lua has none. A library that requires it at load
--- time but calls it only on a path the user may not take (lua-resty-http
--- 0.17's http_connect: ffi.cast and ffi.gc for mTLS client certificates
--- given as cdata) loads with this stand-in; any call raises. install{ffi =
--- false} leaves it out (for a library that tries pcall(require, "ffi") and
--- has a fallback of its own).
+-- LuaJIT's ffi: stock Lua has none. This stand-in has FFI's byte arrays
+-- (csrc/cs_cdata.c: typeof, new, string, copy, fill, sizeof on char[?],
+-- uint8_t[N]...), which libraries use as scratch buffers
+-- (lua-resty-websocket 0.08+ masks frames in a char[?]). Any other
+-- function raises when called: a library that takes them at load time but
+-- calls them only on a path the user may not take (lua-resty-http 0.17's
+-- http_connect: ffi.cast and ffi.gc for mTLS client certificates given as
+-- cdata) loads. install{ffi = false} leaves it out (for a library that
+-- tries pcall(require, "ffi") and has a fallback of its own).
 local ffi_stub = {}
-for _, f in ipairs({ "cdef", "load", "new", "typeof", "cast", "metatype",
-                     "gc", "sizeof", "alignof", "offsetof", "istype",
-                     "errno", "string", "copy", "fill", "abi" }) do
+for _, f in ipairs({ "cdef", "load", "cast", "metatype", "gc", "alignof",
+                     "offsetof", "istype", "errno", "abi" }) do
   ffi_stub[f] = unavailable("ffi." .. f, "stock Lua has no LuaJIT FFI")
 end
+for f, fn in pairs(require("corosched.core").ffi) do ffi_stub[f] = fn end
 ffi_stub.C = unavailable_table("ffi.C", "stock Lua has no LuaJIT FFI")
 
 -- a table of request functions (ngx.req, ngx.resp, ngx.location): the
