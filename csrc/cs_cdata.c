@@ -393,7 +393,7 @@ cs_ffi_new(lua_State *L)
         lua_Integer k = cs_checkint(L, 2);
 
         if (k < 0 || k > CS_CDATA_MAX)
-            return luaL_argerror(L, 2, "size of C type is unknown or too "
+            return luaL_argerror(L, 1, "size of C type is unknown or too "
                                  "large");
         n = (size_t) k;
         first = 3;
@@ -467,14 +467,29 @@ cs_cdata_ptr(lua_State *L, int idx, lua_Integer k)
 }
 
 
+/* LuaJIT's message for an operand that is not a number */
+static int
+cs_cdata_arith_error(lua_State *L)
+{
+    char a[64], b[64];
+    cs_cdata_t *x = cs_tocdata(L, 1), *y = cs_tocdata(L, 2);
+
+    return luaL_error(L, "attempt to perform arithmetic on '%s' and '%s'",
+                      x ? cs_ctype_name(&x->t, a, sizeof(a))
+                        : luaL_typename(L, 1),
+                      y ? cs_ctype_name(&y->t, b, sizeof(b))
+                        : luaL_typename(L, 2));
+}
+
+
 static int
 cs_cdata__add(lua_State *L)
 {
     int c = cs_tocdata(L, 1) != NULL ? 1 : 2;
 
-    if (cs_tocdata(L, 3 - c) != NULL)
-        return luaL_error(L, "attempt to perform arithmetic on two cdata");
-    return cs_cdata_ptr(L, c, cs_checkint(L, 3 - c));
+    if (lua_type(L, 3 - c) != LUA_TNUMBER)
+        return cs_cdata_arith_error(L);
+    return cs_cdata_ptr(L, c, cs_num2int(L, 3 - c));
 }
 
 
@@ -483,11 +498,10 @@ cs_cdata__sub(lua_State *L)
 {
     cs_cdata_t *a = cs_tocdata(L, 1), *b = cs_tocdata(L, 2);
 
-    if (a == NULL)
-        return luaL_error(L, "attempt to perform arithmetic on a %s value",
-                          luaL_typename(L, 1));
-    if (b == NULL)
-        return cs_cdata_ptr(L, 1, -cs_checkint(L, 2));
+    if (a != NULL && lua_type(L, 2) == LUA_TNUMBER)
+        return cs_cdata_ptr(L, 1, -cs_num2int(L, 2));
+    if (a == NULL || b == NULL)
+        return cs_cdata_arith_error(L);
     if (a->base != b->base)
         return luaL_error(L, "corosched.ngx: ffi: difference of pointers "
                           "into different arrays");

@@ -42,6 +42,7 @@ build = {
             "csrc/cs_map.c",
             "csrc/cs_buffer.c", "csrc/cs_net.c", "csrc/cs_socket.c",
             "csrc/cs_tcp.c", "csrc/cs_tls.c", "csrc/cs_crypto.c",
+            "csrc/cs_cdata.c",
             "csrc/cs_udp.c",
          },
          defines = { "_GNU_SOURCE" },

@@ -111,8 +111,8 @@ describe("corosched.ngx", function()
       assert.equal(ngxc.bit, require "bit")
     end)
 
-    it("preloads an ffi stand-in whose every call raises; install{ffi = "
-       .. "false} leaves it out", function()
+    it("preloads an ffi stand-in (byte arrays, spec/45; other calls "
+       .. "raise); install{ffi = false} leaves it out", function()
       ngxc.install()
       local ffi = require "ffi"
       -- taking the functions at load time works (lua-resty-http 0.17)
