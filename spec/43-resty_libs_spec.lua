@@ -11,10 +11,13 @@
 -- Each library is loaded under the name OpenResty users require
 -- ("resty.redis", ...) and under the Debian one ("nginx.redis", which the
 -- connector requires): one module either way. A missing library or server
--- makes its block pending with the apt-get line. lua-resty-websocket
--- (lua-nginx-websocket 0.08) is pending for good: its protocol.lua
--- requires LuaJIT's "ffi" when it loads (char[?] buffers that mask every
--- frame a client sends).
+-- makes its block pending with the apt-get line. Also
+--   lua-resty-websocket 0.08   (lua-nginx-websocket)          Python's
+--     (its client)                                           websockets
+--                                                    (python3-websockets,
+--                                                  spec/support/ws_peer.py)
+-- whose protocol.lua masks every frame the client sends in LuaJIT FFI
+-- char[?] buffers (corosched.ngx's ffi stand-in has them).
 --
 -- Every test runs in net.run (helper.run): no thread, timer, socket or
 -- pooled connection may be left, and the last test of each block checks
@@ -39,6 +42,8 @@ local FILES = {
   ["nginx.redis.sentinel"] = LIB .. "redis/sentinel.lua",
   ["nginx.memcached"] = LIB .. "memcached.lua",
   ["nginx.dns.resolver"] = LIB .. "dns/resolver.lua",
+  ["nginx.websocket.client"] = LIB .. "websocket/client.lua",
+  ["nginx.websocket.protocol"] = LIB .. "websocket/protocol.lua",
 }
 local ALIASES = {
   ["resty.redis"] = "nginx.redis",
@@ -46,6 +51,8 @@ local ALIASES = {
   ["resty.redis.sentinel"] = "nginx.redis.sentinel",
   ["resty.memcached"] = "nginx.memcached",
   ["resty.dns.resolver"] = "nginx.dns.resolver",
+  ["resty.websocket.client"] = "nginx.websocket.client",
+  ["resty.websocket.protocol"] = "nginx.websocket.protocol",
 }
 
 local names = {}
@@ -1193,3 +1200,301 @@ end
 describe_if("lua-resty-dns (Debian's lua-nginx-dns) on dnsmasq",
             FILES["nginx.dns.resolver"], "lua-nginx-dns",
             DNSMASQ, "dnsmasq-base", dns_block)
+
+---------------------------------------------------------------------------
+-- lua-resty-websocket's client against Python's websockets
+
+-- Debian's python3 with python3-websockets (not another python3 on PATH)
+local function ws_python()
+  local py = "/usr/bin/python3"
+  if not exists(py) then return nil end
+  local ok = os.execute("env -u LD_PRELOAD " .. py
+                        .. " -c 'import websockets' 2>/dev/null")
+  return ok and py or nil
+end
+local WS_PYTHON = ws_python()
+
+local function websocket_block()
+  local client
+  local server = {}
+  local fds_before
+  local SPEC_DIR = debug.getinfo(1, "S").source:sub(2):match("^(.*)/[^/]*$")
+  local CERTS = SPEC_DIR .. "/support/certs/"
+
+  local function url(path, tls)
+    return ("%s://127.0.0.1:%d%s"):format(tls and "wss" or "ws",
+                                          tls and server.tls_port
+                                            or server.port, path)
+  end
+
+  -- a client connected to path (ws://, or wss:// when opts.tls)
+  local function connect(path, opts, new_opts)
+    opts = opts or {}
+    local ws = assert(client:new(new_opts or { timeout = 2000 }))
+    local ok, err = ws:connect(url(path, opts.tls), opts)
+    assert(ok == 1, "connect: " .. tostring(err))
+    return ws
+  end
+
+  local function echo(ws, data, binary)
+    local bytes, err
+    if binary then
+      bytes, err = ws:send_binary(data)
+    else
+      bytes, err = ws:send_text(data)
+    end
+    assert(bytes, err)
+    local got, typ, rerr = ws:recv_frame()
+    assert(got, rerr)
+    assert.equal(binary and "binary" or "text", typ)
+    return got
+  end
+
+  lazy_setup(function()
+    install_libs()
+    client = require "resty.websocket.client"
+    assert.equal(client, require "nginx.websocket.client")
+    helper.run(function() end)
+    fds_before = helper.fds()
+    net.server_dir(server)
+    server.port, server.tls_port = net.free_port(), net.free_port()
+    spawn(server, "ws_peer", ("%s %s %d %d %s %s"):format(
+      sh_quote(WS_PYTHON), sh_quote(SPEC_DIR .. "/support/ws_peer.py"),
+      server.port, server.tls_port, sh_quote(CERTS .. "peer.crt"),
+      sh_quote(CERTS .. "peer.key")))
+    wait_ready(server, "ws_peer.py", function()
+      return net.server_log(server):find("ready", 1, true) ~= nil
+    end)
+  end)
+
+  lazy_teardown(function()
+    stop(server)
+    remove(server)
+    restore_globals()
+    client = nil
+  end)
+
+  after_each(helper.after_each)
+
+  it("text and binary messages of 0 to 200,000 bytes, masked by the "
+     .. "client and echoed", function()
+    net.run(function()
+      local ws = connect("/echo", nil, { max_payload_len = 300000 })
+      for _, n in ipairs({ 0, 1, 125, 126, 127, 65535, 65536,
+                           net.big(200000) }) do
+        local text = ("websocket\n"):rep(n // 10 + 1):sub(1, n)
+        assert.equal(text, echo(ws, text))
+        local bin = ("\0\255\128\127"):rep(n // 4 + 1):sub(1, n)
+        assert.equal(bin, echo(ws, bin, true))
+      end
+      -- the server saw 16 messages on this one connection
+      assert.equal("16", echo(ws, "count"))
+      assert.equal("/echo", echo(ws, "path"))
+      assert.equal(1, ws:close())
+    end)
+  end)
+
+  it("a fragmented message: \"again\" until its last frame", function()
+    net.run(function()
+      local ws = connect("/frag")
+      local got = {}
+      repeat
+        local data, typ, err = ws:recv_frame()
+        assert(data, typ)
+        got[#got + 1] = { data, typ, err }
+      until err ~= "again"
+      assert.same({ { "ab", "text", "again" },
+                    { "cd", "continuation", "again" },
+                    { "ef", "continuation", "again" },
+                    { "", "continuation", nil } }, got)
+      assert.equal("after", echo(ws, "after"))
+      assert.equal(1, ws:close())
+    end)
+  end)
+
+  it("pings both ways: the server's answered with send_pong, the "
+     .. "client's answered by the server", function()
+    net.run(function()
+      local ws = connect("/ping")
+      assert.same({ "hi", "ping" }, { ws:recv_frame() })
+      assert.equal(8, ws:send_pong("hi")) -- 2 + 4 (mask) + 2
+      assert.same({ "pong received", "text" }, { ws:recv_frame() })
+      assert.equal(11, ws:send_ping("12345"))
+      assert.same({ "12345", "pong" }, { ws:recv_frame() })
+      assert.equal("x", echo(ws, "x"))
+      assert.equal(1, ws:close())
+    end)
+  end)
+
+  it("the server's close frame: its reason, \"close\" and its code",
+     function()
+    net.run(function()
+      local ws = connect("/close")
+      assert.same({ "bye", "close", 4001 }, { ws:recv_frame() })
+      -- send_close answers it; the library then refuses to send
+      assert.is_truthy(ws:send_close(1000, "ok"))
+      assert.same({ n = 2, nil, "already closed" }, pack(ws:send_text("x")))
+      assert.equal(1, ws.sock:close())
+    end)
+  end)
+
+  it("a message over max_payload_len, an unmasked frame, a refused "
+     .. "handshake, a dropped connection: errors, then fatal", function()
+    net.run(function()
+      local ws = connect("/big?70000") -- default limit: 65535
+      assert.same({ n = 3, nil, nil, "exceeding max payload len" },
+                  pack(ws:recv_frame()))
+      assert.same({ n = 3, nil, nil, "fatal error already happened" },
+                  pack(ws:recv_frame()))
+      assert.same({ n = 2, nil, "fatal error already happened" },
+                  pack(ws:close()))
+      assert.equal(1, ws.sock:close())
+
+      -- an unmasked frame (send_unmasked): the server closes with 1002
+      ws = connect("/echo", nil, { send_unmasked = true, timeout = 2000 })
+      assert.equal(7, ws:send_text("hello"))
+      local reason, typ, code = ws:recv_frame()
+      assert.equal("close", typ, tostring(code))
+      assert.equal(1002, code)
+      assert.is_string(reason)
+      assert.equal(1, ws.sock:close())
+
+      -- 0.08's connect checks the status line's start only: the 403's
+      -- body is then read as a frame
+      ws = connect("/forbidden")
+      assert.same({ n = 3, nil, nil, "bad RSV1, RSV2, or RSV3 bits" },
+                  pack(ws:recv_frame()))
+      assert.equal(1, ws.sock:close())
+
+      ws = connect("/drop")
+      assert.same({ n = 3, nil, nil, "failed to receive the first 2 "
+                                     .. "bytes: closed" },
+                  pack(ws:recv_frame()))
+      assert.same({ n = 2, nil, "fatal error already happened" },
+                  pack(ws:send_text("x")))
+      assert.equal(1, ws.sock:close())
+    end)
+  end)
+
+  it("a read timeout is not fatal: the same client goes on", function()
+    net.run(function()
+      local ws = connect("/echo")
+      ws:set_timeout(50)
+      local t, a, b, c = net.timed(ws.recv_frame, ws)
+      assert.same({ nil, nil, "failed to receive the first 2 bytes: "
+                              .. "timeout" }, { a, b, c })
+      assert.is_true(t >= 0.045 and t < 1 * helper.slack, tostring(t))
+      ws:set_timeout(2000)
+      assert.equal("still here", echo(ws, "still here"))
+      assert.equal(1, ws:close())
+    end)
+  end)
+
+  it("wss://: TLS unverified, verified against the test CA, and a "
+     .. "failed verification", function()
+    net.run(function()
+      local ws = connect("/echo", { tls = true })
+      assert.equal("over TLS", echo(ws, "over TLS"))
+      assert.equal(1, ws:close())
+
+      assert(cs.socket.setcafile(CERTS .. "ca.crt"))
+      local ok, err = pcall(function()
+        ws = connect("/echo", { tls = true, ssl_verify = true }, {
+          timeout = 2000, max_payload_len = 100000 })
+        assert.equal(("v"):rep(net.big(100000)),
+                     echo(ws, ("v"):rep(net.big(100000)), true))
+        assert.equal(1, ws:close())
+      end)
+      cs.socket.setcafile(nil)
+      assert(ok, err)
+
+      ws = assert(client:new())
+      local r = pack(ws:connect(url("/echo", true), { ssl_verify = true }))
+      assert.is_nil(r[1])
+      -- (README, deliberate differences: OpenResty says "20: unable ...")
+      assert.equal("ssl handshake failed: handshake failed: unable to get "
+                   .. "local issuer certificate", r[2])
+      -- a failed handshake closed the socket (as lua-resty-core's does)
+      assert.same({ n = 2, nil, "closed" }, pack(ws.sock:close()))
+    end)
+  end)
+
+  it("set_keepalive: the next connect through the pool skips the "
+     .. "handshake and goes on with the same server connection", function()
+    net.run(function()
+      local ws = connect("/echo", { pool = "ws-pool" })
+      assert.equal("a", echo(ws, "a"))
+      assert.equal(0, ws.sock:getreusedtimes())
+      assert.equal(1, ws:set_keepalive(10000, 4))
+      local ws2 = connect("/echo", { pool = "ws-pool" })
+      assert.equal(1, ws2.sock:getreusedtimes())
+      assert.equal("1", echo(ws2, "count")) -- the server's count goes on
+      assert.equal(1, ws2:close())
+      assert.equal(0, cs.stats().sockets)
+    end)
+  end)
+
+  it(("%d light threads, %d messages each, on their own connections")
+     :format(50, 20), function()
+    net.run(function()
+      local ths = {}
+      for i = 1, 50 do
+        ths[i] = ngx.thread.spawn(function()
+          local ws = connect("/echo")
+          for j = 1, 20 do
+            local msg = ("%d/%d "):format(i, j):rep(j * 10)
+            assert.equal(msg, echo(ws, msg, j % 2 == 0))
+          end
+          assert.equal("20", echo(ws, "count"))
+          assert.equal(1, ws:close())
+          return i
+        end)
+      end
+      for i = 1, 50 do
+        assert.same({ true, i }, { ngx.thread.wait(ths[i]) })
+      end
+    end)
+  end)
+
+  it("a thread killed in recv_frame, clients never closed, a stopped "
+     .. "server: no descriptor is left", function()
+    net.run(function()
+      local ws
+      local th = ngx.thread.spawn(function()
+        ws = connect("/stall")
+        return ws:recv_frame()
+      end)
+      assert.is_true(net.wait_until(function()
+        return cs.stats().sockets == 1 and ws ~= nil
+      end))
+      cs.sleep(0.02)
+      assert.equal(1, ngx.thread.kill(th))
+      assert.equal(0, cs.stats().sockets) -- the kill closed it
+      assert.same({ n = 3, nil, nil, "failed to receive the first 2 bytes: "
+                                     .. "closed" }, pack(ws:recv_frame()))
+      for _ = 1, 5 do
+        local left = connect("/echo")
+        assert.equal("left", echo(left, "left"))
+      end
+    end)
+    collectgarbage()
+    collectgarbage()
+    helper.assert_clean()
+    stop(server)
+    net.run(function()
+      local ws = assert(client:new())
+      assert.same({ n = 2, nil, "failed to connect: connection refused" },
+                  pack(ws:connect(url("/echo"))))
+    end)
+    collectgarbage()
+    collectgarbage()
+    helper.assert_clean()
+    remove(server)
+    assert.equal(fds_before, helper.fds())
+  end)
+end
+
+describe_if("lua-resty-websocket (Debian's lua-nginx-websocket) on "
+            .. "Python's websockets", FILES["nginx.websocket.client"],
+            "lua-nginx-websocket", WS_PYTHON, "python3-websockets",
+            websocket_block)
