@@ -498,8 +498,12 @@ cs_cdata__sub(lua_State *L)
 {
     cs_cdata_t *a = cs_tocdata(L, 1), *b = cs_tocdata(L, 2);
 
-    if (a != NULL && lua_type(L, 2) == LUA_TNUMBER)
-        return cs_cdata_ptr(L, 1, -cs_num2int(L, 2));
+    if (a != NULL && lua_type(L, 2) == LUA_TNUMBER) {
+        lua_Integer k = cs_num2int(L, 2);
+
+        /* (-mininteger overflows; any offset that large is out of bounds) */
+        return cs_cdata_ptr(L, 1, k == LUA_MININTEGER ? LUA_MAXINTEGER : -k);
+    }
     if (a == NULL || b == NULL)
         return cs_cdata_arith_error(L);
     if (a->base != b->base)

@@ -184,6 +184,50 @@ describe("the ffi stand-in (corosched.ngx)", function()
                          .. "value", nil, true)
   end)
 
+  it("random declarations and arguments raise or return, never crash",
+     function()
+    math.randomseed(45) -- the same cases each run
+    local rnd = math.random
+    local pieces = { "char", "unsigned", "signed", " ", "[", "]", "?", "0",
+                     "9", "18446744073709551617", "uint8_t", "int8_t", "*",
+                     "\0", "const", "4294967296" }
+    local values = { 0, -1, 1.5, 0 / 0, math.huge, -math.huge,
+                     math.maxinteger, math.mininteger, 2 ^ 53, "", "abc\0d",
+                     true, false, {}, { 1, 2, 3 }, { [0] = 7 }, io.stdout,
+                     print }
+    local arrays = {}
+    for i = 1, 3000 do
+      local decl = {}
+      for k = 1, rnd(6) do decl[k] = pieces[rnd(#pieces)] end
+      decl = table.concat(decl)
+      local a = arrays[rnd(#arrays + 1)] or values[rnd(#values)]
+      local v1, v2 = values[rnd(#values)], values[rnd(#values)]
+      local ok, r = pcall(({
+        function() return ffi.typeof(decl) end,
+        function() return ffi.new(decl, v1, v2) end,
+        function() return ffi.new("char[?]", v1, v2) end,
+        function() return ffi.new("uint8_t[3]", v1, v2, v1) end,
+        function() return ffi.string(a, v1) end,
+        function() ffi.copy(a, v1, v2) end,
+        function() ffi.copy(a, a, v1) end,
+        function() ffi.fill(a, v1, v2) end,
+        function() return ffi.sizeof(a, v1) end,
+        function() return a[v1] end,
+        function() a[v1] = v2 end,
+        function() return a + v1 end,
+        function() return a - v1 end,
+        function() return v1 - a end,
+        function() return tostring(a) end,
+      })[rnd(15)])
+      if ok and getmetatable(r) and tostring(r):match("^cdata<") then
+        arrays[#arrays % 20 + 1] = r
+      elseif not ok then
+        assert.is_string(r, "at " .. i)
+      end
+      if i % 500 == 0 then collectgarbage() end
+    end
+  end)
+
   it("a 1 MiB buffer masked byte by byte, as a WebSocket client does",
      function()
     local n = 1024 * 1024
