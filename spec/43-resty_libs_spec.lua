@@ -148,6 +148,17 @@ local function user_name()
   return u
 end
 
+-- a block's last check, once its server is stopped: nothing of corosched
+-- is left (cs.stats()), the server's directory goes, and the process has
+-- the descriptors it had before the block
+local function assert_all_gone(server, fds_before)
+  collectgarbage()
+  collectgarbage()
+  helper.assert_clean()
+  remove(server)
+  assert.equal(fds_before, helper.fds())
+end
+
 ---------------------------------------------------------------------------
 -- lua-resty-redis and lua-resty-redis-connector
 
@@ -654,9 +665,7 @@ local function redis_block()
       assert.same({ n = 2, nil, "no such file or directory" },
                   pack(red:connect("unix:" .. server.path)))
     end)
-    helper.assert_clean()
-    remove(server)
-    assert.equal(fds_before, helper.fds())
+    assert_all_gone(server, fds_before)
   end)
 end
 
@@ -909,9 +918,7 @@ local function memcached_block()
       assert.same({ n = 2, nil, "connection refused" },
                   pack(memc:connect(HOST, server.port)))
     end)
-    helper.assert_clean()
-    remove(server)
-    assert.equal(fds_before, helper.fds())
+    assert_all_gone(server, fds_before)
   end)
 end
 
@@ -1189,11 +1196,7 @@ local function dns_block()
       assert.equal(("failed to receive reply from UDP server 127.0.0.1:%d: "
                     .. "connection refused"):format(server.port), err)
     end)
-    collectgarbage()
-    collectgarbage()
-    helper.assert_clean()
-    remove(server)
-    assert.equal(fds_before, helper.fds())
+    assert_all_gone(server, fds_before)
   end)
 end
 
@@ -1486,11 +1489,7 @@ local function websocket_block()
       assert.same({ n = 2, nil, "failed to connect: connection refused" },
                   pack(ws:connect(url("/echo"))))
     end)
-    collectgarbage()
-    collectgarbage()
-    helper.assert_clean()
-    remove(server)
-    assert.equal(fds_before, helper.fds())
+    assert_all_gone(server, fds_before)
   end)
 end
 
