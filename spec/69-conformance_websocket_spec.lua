@@ -899,12 +899,7 @@ local function tls_relay(host, cert, key, backend)
   local port, proc = net.python_server(code)
   local pid = tonumber(proc:read("l"))
   assert(port and pid, "the TLS relay did not start")
-  cleanups[#cleanups + 1] = function()
-    -- (not net.stop_process: its net.alive raises when the process goes
-    -- between its open and its read of /proc/<pid>/stat)
-    os.execute("kill -TERM " .. pid .. " 2>/dev/null")
-    proc:close() -- waits for it: it exits at once
-  end
+  cleanups[#cleanups + 1] = function() net.stop_process(pid, proc) end
   return port
 end
 

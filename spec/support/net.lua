@@ -133,7 +133,8 @@ end
 function net.alive(pid)
   local f = io.open("/proc/" .. pid .. "/stat", "r")
   if not f then return false end
-  local st = f:read("a"):match("^%d+ %b() (%a)")
+  -- (the read fails when the process ended after the open)
+  local st = (f:read("a") or ""):match("^%d+ %b() (%a)")
   f:close()
   return st ~= nil and st ~= "Z" and st ~= "X"
 end
