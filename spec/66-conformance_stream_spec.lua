@@ -45,7 +45,8 @@
 --   (tcp_nodelay: the error log only); 51 (IPv6); 63 (058 66: a send after
 --   a read error says "closed", README).
 --   Replayed: 43 (DIVERGENCE, pending; for 41-46), 47, 48, 67, 68, 69
---   (DIVERGENCE, pending), 70.
+--   (pending: the deliberate difference of spec/55's 098 TEST 7, wait's
+--   value after false), 70.
 --   41-46 ("bad request tries to connect / receive / send / close /
 --   setkeepalive / receiveuntil") are 058 44-49 rewritten: the socket is
 --   used from an ngx.timer handler instead of a subrequest, and OpenResty
@@ -644,18 +645,22 @@ describe("stream-lua-nginx-module t/058-tcp-socket.t", function()
                   "[info] send 2nd line" }, only(log, { "[info] " }))
     -- the collector closed the socket: memcached got nothing
     assert.same({ {} }, seen)
+    -- ngx.thread.wait gives false and the thread's error here. The
+    -- block's "thread failed: nil" is the deliberate difference of
+    -- spec/55's 098 TEST 7 (API.md, README): OpenResty's run_thread
+    -- (ngx_stream_lua_util.c, user_co_done) hands wait every value left
+    -- on the failed coroutine's stack, from the erroring frame's first
+    -- slot on; here that slot is the register that held the nil `sock`,
+    -- and the message comes after it.
     local last = log[#log]
-    divergence(#log == 4 and holds(last, "[error] thread failed: ")
-               and holds(last, "attempt to index a nil value (upvalue "
-                               .. "'sock')"),
-               "ngx.thread.wait gives false and the error of the thread "
-               .. "(\"" .. tostring(last) .. "\"); the block expects "
-               .. "\"thread failed: nil\" (false and no error value), "
-               .. "with \"thread end ok\" absent")
-    -- OpenResty's --- error_log: "send 1st line", "send 2nd line",
-    -- "gc collected", "thread failed: nil"; --- no_error_log
-    -- "thread end ok"
-    assert.equal("[error] thread failed: nil", last)
+    assert.equal(4, #log)
+    assert.equal("[error] thread failed: ", last:sub(1, 23))
+    assert.truthy(holds(last, "attempt to index a nil value (upvalue "
+                              .. "'sock')"), last)
+    pending("deliberate difference (API.md, README): wait gives the "
+            .. "thread's error; OpenResty's --- error_log says \"thread "
+            .. "failed: nil\" (the first value left on the failed "
+            .. "coroutine's stack)")
   end)
 
   it("058 TEST 70: bad request tries to receiveuntil after gc", function()
