@@ -635,7 +635,8 @@ cs_ffi_sizeof(lua_State *L)
     }
     t = cs_checkctype(L, 1);
     if (!t.vla) {
-        lua_pushinteger(L, (lua_Integer) t.n);
+        lua_pushinteger(L, t.ptr ? (lua_Integer) sizeof(void *)
+                                 : (lua_Integer) t.n);
         return 1;
     }
     n = cs_checkint(L, 2);

@@ -91,7 +91,8 @@ local p = b + 1
 line(p, p[0], p[-1], bytes(p, 2))
 line((p - 1)[0], p - b, b - p, (1 + b)[0], (b + 1.5)[0])
 line(p == b + 1, p == b, b == b, b == nil)
-line(ffi.sizeof(p) == ffi.sizeof("char[8]"))
+line(ffi.sizeof(p) == ffi.sizeof("char[8]"), ffi.typeof(p),
+     ffi.sizeof(ffi.typeof(p)) == ffi.sizeof(p))
 try(function() return b + "x" end)
 try(function() return {} - b end)
 
