@@ -20,6 +20,7 @@
 #include "cs_sched.h"
 #include "cs_socket.h"
 #include "cs_thread.h"
+#include "cs_timer.h"
 #include "cs_alloc.h"
 
 #define CS_BATCH 64 /* resumes between two non-blocking polls */
@@ -572,8 +573,12 @@ cs_sched_loop(lua_State *L)
             th = cs_link_data(q->next, cs_thread_t, q);
             cs_link_remove(&th->q);
             cs_sched_resume(S, th);
-            if (S->entry_failed && !S->exiting)
+            if (S->entry_failed && S->exiting != CS_EXIT_TEARDOWN) {
                 cs_thread_teardown(S);
+            } else if (S->shutdown_req) {
+                S->shutdown_req = 0;
+                cs_timer_fire_all(S); /* premature */
+            }
         }
 
         if (S->nrunning == 0 && S->ntimers == 0)
@@ -618,6 +623,7 @@ cs_sched_run(lua_State *L)
 
     S->L = L;
     S->exiting = 0;
+    S->shutdown_req = 0;
     S->entry_failed = 0;
     cs_sched_update_time(S);
     /* what happened while no loop ran, before any thread runs: idle pooled
@@ -729,8 +735,37 @@ cs_sched_find(cs_sched_t *S, lua_State *L, int idx)
 }
 
 
+/* cs.shutdown(): nginx's graceful worker exit (nginx -s quit) */
+static int
+cs_sched_shutdown(lua_State *L)
+{
+    cs_sched_t *S = cs_sched_up(L);
+
+    if (!S->running)
+        return luaL_error(L, "corosched: cs.shutdown: no running loop (call "
+                             "it inside cs.run)");
+    if (S->exiting == 0) {
+        S->exiting = CS_EXIT_SHUTDOWN;
+        S->shutdown_req = 1; /* the loop fires the timers between threads */
+    }
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+/* cs.exiting() */
+static int
+cs_sched_exiting(lua_State *L)
+{
+    lua_pushboolean(L, cs_sched_up(L)->exiting != 0);
+    return 1;
+}
+
+
 static const luaL_Reg cs_sched_funcs[] = {
     {"run", cs_sched_run},
+    {"shutdown", cs_sched_shutdown},
+    {"exiting", cs_sched_exiting},
     {"now", cs_sched_now},
     {"update_time", cs_sched_update_time_l},
     {NULL, NULL}

@@ -27,6 +27,10 @@
 #define CS_SCHED_ONS 64 /* slots for the names threads park on (a power
                          * of 2; cs.dump) */
 
+/* S->exiting: why the loop is ending early */
+#define CS_EXIT_TEARDOWN 1 /* the entry thread failed: threads killed */
+#define CS_EXIT_SHUTDOWN 2 /* cs.shutdown(): threads run to their end */
+
 struct cs_sched_s {
     lua_State *L;          /* the state that called cs.run */
     struct event_base *base;
@@ -49,7 +53,8 @@ struct cs_sched_s {
     int npending;          /* parked on I/O or DNS (events armed) */
     int nsockets;          /* open sockets */
     int running;           /* inside cs.run */
-    int exiting;           /* tearing down after an entry failure */
+    int exiting;           /* CS_EXIT_TEARDOWN or CS_EXIT_SHUTDOWN, or 0 */
+    int shutdown_req;      /* cs.shutdown(): fire the timers at once */
     int entry_failed;      /* the entry thread raised */
     cs_thread_t *entry;
     double now_mono;       /* cached CLOCK_MONOTONIC */

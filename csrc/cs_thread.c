@@ -564,7 +564,7 @@ cs_thread_kill_all(cs_sched_t *S, lua_State *L, int entry_too)
 void
 cs_thread_teardown(cs_sched_t *S)
 {
-    S->exiting = 1;
+    S->exiting = CS_EXIT_TEARDOWN;
     cs_thread_kill_all(S, S->L, 0);
     cs_timer_fire_all(S); /* premature */
 }
@@ -641,6 +641,7 @@ cs_thread_run_done(cs_sched_t *S, lua_State *L, int status)
         S->entry = NULL;
         S->running = 0;
         S->exiting = 0;
+        S->shutdown_req = 0;
         return lua_error(L);
     }
 
@@ -649,6 +650,7 @@ cs_thread_run_done(cs_sched_t *S, lua_State *L, int status)
     S->entry = NULL;
     S->running = 0;
     S->exiting = 0;
+    S->shutdown_req = 0;
 
     if (entry->failed) {
         /* [report, false, err]: raise err, with its traceback if a string */

@@ -7,6 +7,7 @@
  * keep cs.run alive. Each expiry runs fn(premature, ...) in a new detached
  * light thread.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <lua.h>
@@ -84,16 +85,42 @@ cs_timer_is(const cs_tnode_t *n)
 }
 
 
+/* deadline order (insertion order for equal deadlines) */
+static int
+cs_timer_cmp(const void *a, const void *b)
+{
+    const cs_tnode_t *x = *(cs_tnode_t *const *) a;
+    const cs_tnode_t *y = *(cs_tnode_t *const *) b;
+
+    if (x->when != y->when)
+        return x->when < y->when ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+
 void
 cs_timer_fire_all(cs_sched_t *S)
 {
-    /* every thread was killed, so only timers are left in the heap; pop
-     * them in deadline order */
-    while (S->nheap > 0 && cs_timer_is(S->heap[0])) {
-        cs_tnode_t *n = S->heap[0];
-        cs_sched_heap_del(S, n);
-        n->fire(S, n);
+    lua_State *L = S->L;
+    cs_tnode_t **v;
+    int i, n = 0;
+
+    if (S->ntimers == 0)
+        return;
+    /* the heap also holds sleeps and socket timeouts (cs.shutdown leaves
+     * the threads running): take the timers out, then fire them in
+     * deadline order */
+    v = lua_newuserdatauv(L, (size_t) S->ntimers * sizeof(*v), 0);
+    for (i = 0; i < S->nheap && n < S->ntimers; i++) {
+        if (cs_timer_is(S->heap[i]))
+            v[n++] = S->heap[i];
     }
+    for (i = 0; i < n; i++)
+        cs_sched_heap_del(S, v[i]);
+    qsort(v, (size_t) n, sizeof(*v), cs_timer_cmp);
+    for (i = 0; i < n; i++)
+        v[i]->fire(S, v[i]);
+    lua_pop(L, 1);
 }
 
 
@@ -124,7 +151,8 @@ cs_timer_new(lua_State *L, int every)
     if (!S->running)
         return luaL_error(L, "corosched: timer: no running loop (call it "
                              "inside cs.run)");
-    if (S->exiting) {
+    /* as nginx's exiting worker, which still takes zero-delay timers */
+    if (S->exiting == CS_EXIT_TEARDOWN || (S->exiting && d > 0)) {
         lua_pushnil(L);
         lua_pushliteral(L, "process exiting");
         return 2;

@@ -202,6 +202,113 @@ describe("cs.run", function()
   end)
 end)
 
+describe("cs.shutdown / cs.exiting", function()
+  after_each(helper.after_each)
+
+  it("fires the pending timers at once with premature = true (a "
+     .. "timer.every that once), lets the threads run to their end, and "
+     .. "refuses new timers with a delay", function()
+    local log = {}
+    local function note(s) log[#log + 1] = s end
+    local t0 = clock()
+    local results = table.pack(cs.run(function()
+      cs.timer.at(30, function(premature, a, b)
+        note(("at %s %s %s"):format(tostring(premature), a, b))
+      end, "x", "y")
+      local ticks = 0
+      cs.timer.every(0.01, function(premature)
+        ticks = ticks + 1
+        if premature then note("every premature after " .. (ticks - 1)) end
+      end)
+      local worker = cs.thread.spawn(function()
+        while not cs.exiting() do cs.sleep(0.005) end
+        note("worker saw exiting")
+        cs.sleep(0.02) -- sleeps still work
+        note("worker done")
+        return "w"
+      end)
+      cs.sleep(0.035)
+      assert.is_false(cs.exiting())
+      assert.equal(2, cs.stats().timers)
+      assert.equal(1, cs.shutdown())
+      assert.is_true(cs.exiting())
+      assert.equal(1, cs.shutdown()) -- once is enough
+      assert.same({ nil, "process exiting" },
+                  { cs.timer.at(0.001, function() end) })
+      assert.same({ nil, "process exiting" },
+                  { cs.timer.every(1, function() end) })
+      -- as nginx's exiting worker: a zero delay still runs
+      local zero
+      assert.truthy(cs.timer.at(0, function(p) zero = p end))
+      assert.same({ true, "w" }, { cs.thread.wait(worker) })
+      assert.is_true(zero)
+      assert.equal(0, cs.stats().timers)
+      return "done"
+    end))
+    assert.same({ n = 1, "done" }, results)
+    assert.is_true(clock() - t0 < 2 * helper.slack)
+    -- (the handlers and the worker run in whatever order they are ready)
+    local at = {}
+    for i, line in ipairs(log) do at[(line:gsub("%d+$", "N"))] = i end
+    assert.equal(4, #log, table.concat(log, "; "))
+    for _, want in ipairs({ "at true x y", "every premature after N",
+                            "worker saw exiting", "worker done" }) do
+      assert.truthy(at[want], want .. ": " .. table.concat(log, "; "))
+    end
+    assert.is_true(at["worker saw exiting"] < at["worker done"])
+    local ticks = tonumber(log[at["every premature after N"]]:match("%d+"))
+    assert.is_true(ticks >= 2, tostring(ticks))
+    -- the next cs.run starts afresh
+    cs.run(function()
+      assert.is_false(cs.exiting())
+      local fired
+      assert.truthy(cs.timer.at(0.001, function(p) fired = p end))
+      cs.sleep(0.01)
+      assert.is_false(fired)
+    end)
+    helper.assert_clean()
+  end)
+
+  it("from a timer handler or a nested coroutine; the timers fire in "
+     .. "deadline order", function()
+    local order = {}
+    cs.run(function()
+      for _, d in ipairs({ 50, 20, 40, 10, 30 }) do
+        cs.timer.at(d, function(p) order[#order + 1] = { d, p } end)
+      end
+      cs.timer.at(0.01, function()
+        local co = coroutine.wrap(function() return cs.shutdown() end)
+        assert.equal(1, co())
+      end)
+    end)
+    assert.same({ { 10, true }, { 20, true }, { 30, true }, { 40, true },
+                  { 50, true } }, order)
+    helper.assert_clean()
+  end)
+
+  it("an entry thread failing after it still kills the threads", function()
+    local t0 = clock()
+    local ok, err = pcall(cs.run, function()
+      cs.thread.spawn(function() cs.sleep(30) end)
+      cs.timer.at(30, function() end)
+      cs.shutdown()
+      cs.sleep(0.01)
+      error("entry failed")
+    end)
+    assert.is_false(ok)
+    assert.matches("entry failed", err)
+    assert.is_true(clock() - t0 < 2 * helper.slack)
+    helper.assert_clean()
+  end)
+
+  it("raises outside cs.run; cs.exiting() is false there", function()
+    assert.has_error(function() cs.shutdown() end,
+                     "corosched: cs.shutdown: no running loop (call it "
+                     .. "inside cs.run)")
+    assert.is_false(cs.exiting())
+  end)
+end)
+
 describe("cs.now / cs.update_time", function()
   after_each(helper.after_each)
 

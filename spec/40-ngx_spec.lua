@@ -409,6 +409,42 @@ function twice(x) return tostring(x) .. tostring(x) end
       assert.same({ n = 3, true, nil, "process exiting" }, res)
       helper.assert_clean()
     end)
+
+    it("cs.shutdown() is nginx's graceful exit: ngx.worker.exiting() is "
+       .. "true, pending timers run with premature = true, loops on "
+       .. "exiting() end", function()
+      local ngx = ngxc.install()
+      local log = {}
+      local t0 = helper.clock()
+      cs.run(function()
+        assert.is_false(ngx.worker.exiting())
+        -- a library's keep-alive loop (luamqtt's loop/nginx.lua)
+        assert.equal(1, ngx.timer.at(0, function()
+          while not ngx.worker.exiting() do ngx.sleep(0.005) end
+          log[#log + 1] = "keep-alive loop ended"
+        end))
+        assert.equal(1, ngx.timer.every(0.005, function(premature)
+          if premature then log[#log + 1] = "every: premature" end
+        end))
+        assert.equal(1, ngx.timer.at(60, function(premature, x)
+          log[#log + 1] = "at: " .. tostring(premature) .. " " .. x
+        end, "arg"))
+        ngx.sleep(0.02)
+        cs.shutdown()
+        assert.is_true(ngx.worker.exiting())
+        assert.same({ n = 2, nil, "process exiting" },
+                    table.pack(ngx.timer.at(1, function() end)))
+        assert.equal(1, ngx.timer.at(0, function(premature)
+          log[#log + 1] = "zero delay: " .. tostring(premature)
+        end))
+      end)
+      assert.is_true(helper.clock() - t0 < 2 * helper.slack)
+      table.sort(log)
+      assert.same({ "at: true arg", "every: premature",
+                    "keep-alive loop ended", "zero delay: true" }, log)
+      assert.is_false(ngx.worker.exiting())
+      helper.assert_clean()
+    end)
   end)
 
   describe("ngx.semaphore", function()

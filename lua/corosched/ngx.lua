@@ -1173,7 +1173,9 @@ local ngx = {
     pids = function() return { worker_pid() } end,
     id = function() return 0 end,
     count = function() return 1 end,
-    exiting = function() return false end,
+    -- true once cs.shutdown() was called (or the entry thread failed):
+    -- nginx's worker shutting down
+    exiting = cs.exiting,
   },
 
   encode_base64 = encode_base64,
