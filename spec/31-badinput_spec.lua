@@ -277,6 +277,7 @@ local ROWS = {
     R"bad argument #1 to 'sleep' (number expected, got FILE*)" },
   { "type(cs.now(1, 2))", V("number") },
   { "cs.update_time({})", V() },
+  { "cs.exiting({}, nil)", V(false) },
   { "type(cs.stats(nil))", V("table") },
   { "type(cs.dump(stdout))", V("string") },
   { "cs.on_error(true)",
@@ -1173,6 +1174,9 @@ local ROWS = {
     V("row:1: corosched: cannot sleep here: attempt to yield") },
 
   -- outside cs.run
+  { "@cs.shutdown(true)",
+    R"corosched: cs.shutdown: no running loop (call it inside cs.run)" },
+  { "@cs.exiting(stdout)", V(false) },
   { "@cs.sleep(0)",
     R"corosched: sleep: no running loop (call it inside cs.run)" },
   { "@cs.sleep(1)",
