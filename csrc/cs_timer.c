@@ -110,14 +110,14 @@ cs_timer_fire_all(cs_sched_t *S)
     /* the heap also holds sleeps and socket timeouts (cs.shutdown leaves
      * the threads running): take the timers out, then fire them in
      * deadline order */
-    v = lua_newuserdatauv(L, (size_t) S->ntimers * sizeof(*v), 0);
+    v = lua_newuserdatauv(L, (size_t) S->ntimers * sizeof(cs_tnode_t *), 0);
     for (i = 0; i < S->nheap && n < S->ntimers; i++) {
         if (cs_timer_is(S->heap[i]))
             v[n++] = S->heap[i];
     }
     for (i = 0; i < n; i++)
         cs_sched_heap_del(S, v[i]);
-    qsort(v, (size_t) n, sizeof(*v), cs_timer_cmp);
+    qsort(v, (size_t) n, sizeof(cs_tnode_t *), cs_timer_cmp);
     for (i = 0; i < n; i++)
         v[i]->fire(S, v[i]);
     lua_pop(L, 1);
