@@ -117,12 +117,7 @@ local function receive_all(sock, pattern)
   end
 end
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
+local raised = ngx_env.raised
 
 describe("058-tcp-socket.t", function()
   before_each(save_globals)

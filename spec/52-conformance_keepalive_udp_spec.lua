@@ -64,18 +64,8 @@ local function run(fn, opts)
   end, opts)
 end
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
-
--- true when error message err ends with tail (a Lua position such as
--- "content_by_lua(nginx.conf:40):6: " may come first)
-local function ends_with(err, tail)
-  return type(err) == "string" and err:sub(-#tail) == tail
-end
+local raised = ngx_env.raised
+local ends_with = ngx_env.ends_with
 
 
 -- {====== the nginx side ======

@@ -44,17 +44,8 @@ local function run(fn, opts)
   end, opts)
 end
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
-
--- whether err is a string holding text
-local function holds(err, text)
-  return type(err) == "string" and err:find(text, 1, true) ~= nil
-end
+local raised = ngx_env.raised
+local holds = ngx_env.holds
 
 -- The nginx server of $TEST_NGINX_SERVER_PORT (or a unix socket at
 -- path): accepts connections and keeps each open until the client

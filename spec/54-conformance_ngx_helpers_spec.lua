@@ -90,18 +90,8 @@ local function run(fn, opts)
   return out.body()
 end
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
-
--- true when error message err ends with tail (a Lua position may come
--- first)
-local function ends_with(err, tail)
-  return type(err) == "string" and err:sub(-#tail) == tail
-end
+local raised = ngx_env.raised
+local ends_with = ngx_env.ends_with
 
 local function hex(s)
   return (s:gsub(".", function(c) return ("%02x"):format(c:byte()) end))

@@ -99,12 +99,7 @@ local run, lines, holds = ngx_env.run, ngx_env.lines, ngx_env.holds
 -- the ngx global and what install() adds are put back after each test
 local save_globals, restore_globals = ngx_env.saver()
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
+local raised = ngx_env.raised
 
 ---------------------------------------------------------------------------
 -- the nginx side

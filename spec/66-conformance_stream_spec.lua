@@ -191,12 +191,7 @@ local function divergence(differs, reason)
   if differs then pending("DIVERGENCE: " .. reason) end
 end
 
--- the error raised by fn(...), or nil
-local function raised(fn, ...)
-  local ok, err = pcall(fn, ...)
-  if ok then return nil end
-  return err
-end
+local raised = ngx_env.raised
 
 -- ngx_env.run with what ngx.log writes collected: returns the body, the
 -- log as a list of "[level] message" entries, then fn's results. The

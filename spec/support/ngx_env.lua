@@ -110,6 +110,19 @@ function M.holds(s, part)
   return type(s) == "string" and s:find(part, 1, true) ~= nil
 end
 
+-- true when string s ends with tail (an error message: a Lua position
+-- such as "content_by_lua(nginx.conf:40):6: " may come first)
+function M.ends_with(s, tail)
+  return type(s) == "string" and s:sub(-#tail) == tail
+end
+
+-- the error raised by fn(...), or nil
+function M.raised(fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then return nil end
+  return err
+end
+
 -- a recorder standing for print() (nginx's error log): log.print(...)
 -- appends its arguments, made text with tostring, as one entry
 function M.recorder()
