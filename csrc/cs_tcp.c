@@ -2287,6 +2287,37 @@ cs_tcp_getsockname(lua_State *L)
 }
 
 
+/*
+ * sock:shutdown("send"): ends the write half (the peer reads its end)
+ * while receives go on; later sends say "closed", setkeepalive refuses
+ * the connection, close() closes it. An extension (stream-lua's request
+ * socket has the same method); other directions raise. A TLS connection
+ * answers nil, err: a close_notify would have to go first.
+ */
+static int
+cs_tcp_shutdown(lua_State *L)
+{
+    cs_tcp_t *u;
+
+    if (lua_gettop(L) != 2)
+        return luaL_error(L, "expecting 2 arguments (including the "
+                             "object), but got %d", lua_gettop(L));
+    u = cs_tcp_check(L);
+    if (strcmp(luaL_checkstring(L, 2), "send") != 0)
+        return luaL_argerror(L, 2, "only \"send\" is supported");
+    if (cs_tcp_check_state(L, u, EV_WRITE) != 0)
+        return 2;
+    if (u->tp != &cs_transport_plain)
+        return cs_sock_fail(L, "shutdown of a TLS connection is not "
+                               "supported");
+    if (shutdown(u->s.fd, SHUT_WR) == -1)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    cs_tcp_write_failed(u);
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
 /* sock:getfd() (debugging) */
 static int
 cs_tcp_getfd(lua_State *L)
@@ -2505,6 +2536,7 @@ static const luaL_Reg cs_tcp_methods[] = {
     {"getpeername", cs_tcp_getpeername},
     {"getsockname", cs_tcp_getsockname},
     {"getfd", cs_tcp_getfd},
+    {"shutdown", cs_tcp_shutdown},
     {"sslhandshake", cs_tcp_sslhandshake},
     {"setclientcert", cs_tcp_setclientcert},
     {"setcafile", cs_tcp_setcafile},

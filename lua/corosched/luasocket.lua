@@ -1,0 +1,771 @@
+-- corosched.luasocket: LuaSocket's `socket` module on corosched's
+-- cosockets. Code written for LuaSocket (blocking calls, `settimeout` in
+-- seconds, `receive(pattern, prefix)`, `socket.try`/`protect`...) runs in
+-- light threads, and a call that would block parks its thread instead.
+--
+--   local socket = require "corosched.luasocket"
+--   socket.install()    -- require "socket" (and socket.http, redis-lua...)
+--                       -- now get this module
+--
+-- The values, classes ("tcp{client}"...) and error strings are LuaSocket
+-- 3's (recorded against Debian's lua-socket 3.1.0 by spec/46); what it
+-- cannot do is listed in the README and raises when called.
+local cs = require "corosched"
+
+local error, type, tostring, tonumber = error, type, tostring, tonumber
+local setmetatable, getmetatable = setmetatable, getmetatable
+local select, pcall = select, pcall
+local floor = math.floor
+local sfind, sformat, ssub = string.find, string.format, string.sub
+
+local M = {
+  _VERSION = "LuaSocket 3.0.0",
+  _SETSIZE = 1024,
+  _SOCKETINVALID = -1,
+  _DATAGRAMSIZE = 8192,
+  BLOCKSIZE = 2048,
+}
+
+-- corosched's longest socket timeout (2^31 - 1 ms, 24.8 days) stands for
+-- LuaSocket's "no timeout"
+local FOREVER = 2147483647
+
+local function argerror(n, fname, msg)
+  error(sformat("bad argument #%d to '%s' (%s)", n, fname, msg), 3)
+end
+
+local function checkclass(self, mt, kinds, fname)
+  if getmetatable(self) ~= mt or not kinds[self.kind] then
+    -- luaL_argerror's words for a method's object
+    error(sformat("calling '%s' on bad self (%s expected)", fname,
+                  kinds.name), 3)
+  end
+  return self
+end
+
+-- a string (or number) argument, as luaL_checklstring / luaL_optlstring
+local function checkstr(v, n, fname, opt)
+  local t = type(v)
+  if t == "string" then return v end
+  if t == "number" then return tostring(v) end
+  if opt and v == nil then return nil end
+  argerror(n, fname, "string expected, got " .. (v == nil and "no value"
+                                                   or t))
+end
+
+local function checknum(v, n, fname, default)
+  if v == nil and default ~= nil then return default end
+  local x = tonumber(v)
+  if x == nil then
+    argerror(n, fname, "number expected, got " .. (v == nil and "no value"
+                                                     or type(v)))
+  end
+  return x
+end
+
+local function family(ip)
+  return ip and sfind(ip, ":", 1, true) and "inet6" or "inet"
+end
+
+-- corosched's errors as LuaSocket words them
+local function lserr(err)
+  if err == "broken pipe" then return "closed" end
+  if err and sfind(err, "could not be resolved", 1, true) then
+    return "host or service not provided, or not known"
+  end
+  return err
+end
+
+------------------------------------------------------------------------
+-- timeouts: LuaSocket's seconds ("block" per call and "total"), turned
+-- into the cosocket's ms before each operation. Negative: none. A zero
+-- timeout (poll) waits at most 1 ms, corosched's shortest.
+
+local function settimeout(self, fname, t, mode)
+  t = checknum(t, 1, fname, -1)
+  mode = checkstr(mode, 2, fname, true) or "b"
+  local m = ssub(mode, 1, 1)
+  if m == "b" then self.block = t
+  elseif m == "r" or m == "t" then self.total = t
+  else argerror(2, fname, "invalid timeout mode") end
+  return 1.0
+end
+
+local function timeout_ms(self)
+  local b, t = self.block, self.total
+  local s
+  if b >= 0 and t >= 0 then s = b < t and b or t
+  elseif b >= 0 then s = b
+  elseif t >= 0 then s = t
+  else return FOREVER end
+  local ms = floor(s * 1000 + 0.5)
+  if ms < 1 then return 1 end
+  if ms > FOREVER then return FOREVER end
+  return ms
+end
+
+local function arm(self)
+  self.s:settimeout(timeout_ms(self))
+end
+
+------------------------------------------------------------------------
+-- TCP: tcp{master} (made by socket.tcp()), tcp{client} (connected or
+-- accepted), tcp{server} (bound and listening)
+
+local tcp = {}
+local tcp_mt = { __index = tcp }
+
+tcp_mt.__tostring = function(self)
+  return sformat("%s{%s}: %p", self.path and "unix" or "tcp", self.kind,
+                 self)
+end
+
+local ANY = { name = "tcp{any}", master = true, client = true, server = true }
+local CLIENT = { name = "tcp{client}", client = true }
+local MASTER = { name = "tcp{master}", master = true }
+local SERVER = { name = "tcp{server}", server = true }
+local MASTER_OR_CLIENT = { name = "tcp{any}", master = true, client = true }
+
+local function new_tcp(kind, s, fam)
+  return setmetatable({
+    kind = kind, s = s, fam = fam or "inet", block = -1, total = -1,
+    rx = 0, tx = 0, born = M.gettime(),
+  }, tcp_mt)
+end
+
+function M.tcp()
+  return new_tcp("master", cs.socket.tcp())
+end
+
+function M.tcp4()
+  return new_tcp("master", cs.socket.tcp(), "inet")
+end
+
+function M.tcp6()
+  return new_tcp("master", cs.socket.tcp(), "inet6")
+end
+
+function tcp.settimeout(self, t, mode)
+  checkclass(self, tcp_mt, ANY, "settimeout")
+  return settimeout(self, "settimeout", t, mode)
+end
+
+function tcp.gettimeout(self)
+  checkclass(self, tcp_mt, ANY, "gettimeout")
+  return self.block + 0.0, self.total + 0.0
+end
+
+function tcp.connect(self, address, port)
+  checkclass(self, tcp_mt, MASTER_OR_CLIENT, "connect")
+  address = checkstr(address, 1, "connect")
+  local p
+  if not self.path then
+    p = tonumber(checkstr(port, 2, "connect"))
+  end
+  if self.closed then return nil, "closed" end
+  if self.kind == "client" then return 1.0 end -- as LuaSocket: EISCONN
+  if self.path then -- socket.unix
+    address = "unix:" .. address
+  elseif p == nil then
+    return nil, "service not supported for socket type"
+  end
+  arm(self)
+  local ok, err
+  if p then ok, err = self.s:connect(address, p)
+  else ok, err = self.s:connect(address) end
+  if not ok then return nil, lserr(err) end
+  self.kind = "client"
+  return 1.0
+end
+
+function tcp.bind(self, address, port)
+  checkclass(self, tcp_mt, MASTER, "bind")
+  address = checkstr(address, 1, "bind")
+  if address == "*" then address = self.fam == "inet6" and "::"
+                                   or "0.0.0.0" end
+  local l, err
+  if self.path then
+    l, err = cs.socket.listen("unix:" .. address)
+  else
+    port = checknum(port, 2, "bind")
+    l, err = cs.socket.listen(address, port,
+                              { reuseaddr = self.reuseaddr or nil })
+  end
+  if not l then return nil, err end
+  -- the cosocket made by tcp() is left unused: the listener replaces it
+  self.s:close()
+  self.s, self.bound = l, true
+  return 1.0
+end
+
+function tcp.listen(self, backlog)
+  checkclass(self, tcp_mt, MASTER, "listen")
+  checknum(backlog, 1, "listen", 32)
+  if not self.bound then return nil, "Bad file descriptor" end
+  self.kind = "server"
+  return 1.0
+end
+
+function tcp.accept(self)
+  checkclass(self, tcp_mt, SERVER, "accept")
+  if self.closed then return nil, "closed" end
+  local ms = timeout_ms(self)
+  self.s:settimeout(ms == FOREVER and 0 or ms) -- 0: none, for a server
+  local c, err = self.s:accept()
+  if not c then return nil, lserr(err) end
+  local o = new_tcp("client", c, self.fam)
+  o.path = self.path
+  return o
+end
+
+function tcp.send(self, data, i, j)
+  checkclass(self, tcp_mt, CLIENT, "send")
+  data = checkstr(data, 1, "send")
+  i = checknum(i, 2, "send", 1)
+  j = checknum(j, 3, "send", -1)
+  local n = #data
+  if i < 0 then i = n + i + 1 end
+  if j < 0 then j = n + j + 1 end
+  i, j = floor(i), floor(j)
+  if i < 1 then i = 1 end
+  if j > n then j = n end
+  if self.closed then return nil, "closed", i - 1.0 end
+  if i > j then return i - 1.0, nil, nil end
+  arm(self)
+  local sent, err = self.s:send(i == 1 and j == n and data
+                                or ssub(data, i, j))
+  if not sent then return nil, lserr(err), i - 1.0 end
+  self.tx = self.tx + sent
+  return j + 0.0, nil, nil -- LuaSocket's three values
+end
+
+-- receive(pattern, prefix): "*l" (the default), "*a" or a byte count
+function tcp.receive(self, pattern, prefix)
+  checkclass(self, tcp_mt, CLIENT, "receive")
+  local want
+  if pattern == nil then
+    want = "*l"
+  elseif tonumber(pattern) then
+    want = tonumber(pattern)
+    if want < 0 then argerror(1, "receive", "invalid receive pattern") end
+    want = floor(want)
+  elseif type(pattern) == "string" then
+    if pattern ~= "*l" and pattern ~= "*a" then
+      argerror(1, "receive", "invalid receive pattern")
+    end
+    want = pattern
+  else
+    checkstr(pattern, 1, "receive")
+  end
+  prefix = checkstr(prefix, 2, "receive", true) or ""
+  if self.closed or self.rdown then return nil, "closed", prefix end
+  if type(want) == "number" then
+    want = want - #prefix
+    if want <= 0 then return prefix, nil, nil end
+  end
+  arm(self)
+  local data, err, partial = self.s:receive(want)
+  if data then
+    -- getstats counts bytes taken from the stream: a line's LF too (the
+    -- CRs "*l" drops are not seen here)
+    self.rx = self.rx + #data + (want == "*l" and 1 or 0)
+    if want == "*a" and data == "" then return nil, "closed", prefix end
+    return prefix .. data, nil, nil -- LuaSocket's three values
+  end
+  partial = partial or ""
+  self.rx = self.rx + #partial
+  return nil, lserr(err), prefix .. partial
+end
+
+function tcp.close(self)
+  checkclass(self, tcp_mt, ANY, "close")
+  if not self.closed then
+    self.closed = true
+    self.s:close()
+  end
+  return 1.0
+end
+
+function tcp.shutdown(self, how)
+  checkclass(self, tcp_mt, CLIENT, "shutdown")
+  how = checkstr(how, 1, "shutdown", true) or "both"
+  if how ~= "both" and how ~= "send" and how ~= "receive" then
+    argerror(1, "shutdown", "invalid option '" .. how .. "'")
+  end
+  if self.closed then return 1.0 end
+  if how ~= "send" then self.rdown = true end
+  if how ~= "receive" and not self.wdown then
+    self.wdown = true
+    self.s:shutdown("send")
+  end
+  return 1.0
+end
+
+local function addr(self, which, fname)
+  checkclass(self, tcp_mt, ANY, fname)
+  if self.closed then return nil, "closed" end
+  local ip, port = self.s[which](self.s)
+  if not ip then return nil, port end
+  if self.path then return ip end
+  -- as LuaSocket: getsockname's port is a string, getpeername's a number
+  if which == "getsockname" then port = tostring(port) end
+  return ip, port, family(ip)
+end
+
+function tcp.getpeername(self)
+  if getmetatable(self) == tcp_mt and self.kind ~= "client" then
+    return nil, "Transport endpoint is not connected"
+  end
+  return addr(self, "getpeername", "getpeername")
+end
+
+function tcp.getsockname(self)
+  return addr(self, "getsockname", "getsockname")
+end
+
+local OPTIONS = {
+  ["keepalive"] = true, ["tcp-nodelay"] = true, ["reuseaddr"] = true,
+  ["sndbuf"] = true, ["rcvbuf"] = true, ["maxline"] = true,
+}
+
+function tcp.setoption(self, name, value)
+  checkclass(self, tcp_mt, ANY, "setoption")
+  name = checkstr(name, 1, "setoption")
+  if not OPTIONS[name] then
+    argerror(1, "setoption", "unsupported option `" .. name .. "'")
+  end
+  if self.kind ~= "client" then -- before connect or bind: kept for them
+    if name == "reuseaddr" then self.reuseaddr = value and true end
+    return 1.0
+  end
+  if self.closed then return nil, "closed" end
+  local ok, err = self.s:setoption(name, value)
+  if not ok then return nil, err end
+  return 1.0
+end
+
+function tcp.getoption(self, name)
+  checkclass(self, tcp_mt, ANY, "getoption")
+  name = checkstr(name, 1, "getoption")
+  if not OPTIONS[name] then
+    argerror(1, "getoption", "unsupported option `" .. name .. "'")
+  end
+  if self.kind ~= "client" then
+    if name == "reuseaddr" then return self.reuseaddr or false end
+    return nil, "getsockopt failed"
+  end
+  if self.closed then return nil, "closed" end
+  return self.s:getoption(name)
+end
+
+function tcp.getstats(self)
+  checkclass(self, tcp_mt, ANY, "getstats")
+  return self.rx + 0.0, self.tx + 0.0, M.gettime() - self.born
+end
+
+function tcp.setstats(self, rx, tx, age)
+  checkclass(self, tcp_mt, ANY, "setstats")
+  self.rx = checknum(rx, 1, "setstats", self.rx)
+  self.tx = checknum(tx, 2, "setstats", self.tx)
+  self.born = M.gettime() - checknum(age, 3, "setstats", 0)
+  return 1.0
+end
+
+function tcp.getfamily(self)
+  checkclass(self, tcp_mt, ANY, "getfamily")
+  return self.fam == "inet6" and "inet6" or "inet4"
+end
+
+function tcp.getfd(self)
+  checkclass(self, tcp_mt, ANY, "getfd")
+  if self.closed or self.kind == "server" then return -1 end
+  return self.s:getfd()
+end
+
+-- no unread bytes are visible from outside a cosocket: socket.select,
+-- the only reader of this, is not provided
+function tcp.dirty(self)
+  checkclass(self, tcp_mt, ANY, "dirty")
+  return false
+end
+
+function tcp.setfd()
+  error("corosched.luasocket: setfd is not available", 2)
+end
+
+tcp.class = "tcp{any}" -- as LuaSocket's method table has it
+
+------------------------------------------------------------------------
+-- UDP: udp{unconnected} and udp{connected}, on cs.socket.udp(). Only a
+-- connected socket sends, as the cosocket does; an unconnected one that
+-- was bound (setsockname) receives.
+
+local udp = {}
+local udp_mt = { __index = udp }
+
+udp_mt.__tostring = function(self)
+  return sformat("udp{%s}: %p", self.kind, self)
+end
+
+local UANY = { name = "udp{any}", unconnected = true, connected = true }
+local UCONN = { name = "udp{connected}", connected = true }
+local UUNCONN = { name = "udp{unconnected}", unconnected = true }
+
+local function new_udp(fam)
+  return setmetatable({ kind = "unconnected", s = cs.socket.udp(),
+                        fam = fam or "inet", block = -1, total = -1 },
+                      udp_mt)
+end
+
+function M.udp() return new_udp() end
+function M.udp4() return new_udp("inet") end
+function M.udp6() return new_udp("inet6") end
+
+function udp.settimeout(self, t, mode)
+  checkclass(self, udp_mt, UANY, "settimeout")
+  return settimeout(self, "settimeout", t, mode)
+end
+
+function udp.gettimeout(self)
+  checkclass(self, udp_mt, UANY, "gettimeout")
+  return self.block + 0.0, self.total + 0.0
+end
+
+function udp.setsockname(self, address, port)
+  checkclass(self, udp_mt, UUNCONN, "setsockname")
+  address = checkstr(address, 1, "setsockname")
+  port = checknum(port, 2, "setsockname")
+  if address == "*" then address = self.fam == "inet6" and "::"
+                                   or "0.0.0.0" end
+  local ok, err = self.s:bind(address, port)
+  if not ok then return nil, err end
+  return 1.0
+end
+
+function udp.setpeername(self, address, port)
+  checkclass(self, udp_mt, UANY, "setpeername")
+  address = checkstr(address, 1, "setpeername")
+  if address == "*" then
+    error("corosched.luasocket: setpeername(\"*\") is not available (a "
+          .. "cosocket stays connected; make a new udp object)", 2)
+  end
+  port = checknum(port, 2, "setpeername")
+  local ok, err = self.s:setpeername(address, port)
+  if not ok then return nil, lserr(err) end
+  self.kind = "connected"
+  return 1.0
+end
+
+function udp.send(self, data)
+  checkclass(self, udp_mt, UCONN, "send")
+  data = checkstr(data, 1, "send")
+  if self.closed then return nil, "closed" end
+  local ok, err = self.s:send(data)
+  if not ok then return nil, lserr(err) end
+  return #data + 0.0
+end
+
+function udp.receive(self, size)
+  checkclass(self, udp_mt, UANY, "receive")
+  size = floor(checknum(size, 1, "receive", M._DATAGRAMSIZE))
+  if self.closed then return nil, "closed" end
+  local ms = timeout_ms(self)
+  self.s:settimeout(ms)
+  local data, err = self.s:receive(size > 0 and size or 1)
+  if not data then return nil, lserr(err) end
+  return data
+end
+
+local function udp_unavailable(name)
+  return function()
+    error("corosched.luasocket: udp " .. name .. " is not available "
+          .. "(use setpeername, then send and receive)", 2)
+  end
+end
+udp.sendto = udp_unavailable("sendto")
+udp.receivefrom = udp_unavailable("receivefrom")
+
+function udp.close(self)
+  checkclass(self, udp_mt, UANY, "close")
+  if not self.closed then
+    self.closed = true
+    self.s:close()
+  end
+  return 1.0
+end
+
+function udp.getsockname(self)
+  checkclass(self, udp_mt, UANY, "getsockname")
+  if self.closed then return nil, "closed" end
+  local ip, port = self.s:getsockname()
+  if not ip then return nil, port end
+  return ip, tostring(port), family(ip)
+end
+
+function udp.getpeername(self)
+  checkclass(self, udp_mt, UCONN, "getpeername")
+  if self.closed then return nil, "closed" end
+  local ip, port = self.s:getpeername()
+  if not ip then return nil, port end
+  return ip, port, family(ip)
+end
+
+function udp.getfamily(self)
+  checkclass(self, udp_mt, UANY, "getfamily")
+  return self.fam == "inet6" and "inet6" or "inet4"
+end
+
+function udp.setoption(self, name)
+  checkclass(self, udp_mt, UANY, "setoption")
+  checkstr(name, 1, "setoption")
+  return 1.0 -- the cosocket takes no UDP options; accepted as a no-op
+end
+
+function udp.getfd() return -1 end
+function udp.dirty() return false end
+udp.class = "udp{any}"
+
+------------------------------------------------------------------------
+-- module functions
+
+function M.connect(address, port, laddress, lport, fam)
+  local s = new_tcp("master", cs.socket.tcp(), fam)
+  if laddress ~= nil and laddress ~= "*" then
+    if lport ~= nil and tonumber(lport) ~= 0 then
+      error("corosched.luasocket: connect with a local port is not "
+            .. "available", 2)
+    end
+    local ok, err = s.s:bind(laddress)
+    if not ok then return nil, err end
+  end
+  local ok, err = s:connect(address, port)
+  if not ok then
+    s:close()
+    return nil, err
+  end
+  return s
+end
+
+function M.connect4(address, port, laddress, lport)
+  return M.connect(address, port, laddress, lport, "inet")
+end
+
+function M.connect6(address, port, laddress, lport)
+  return M.connect(address, port, laddress, lport, "inet6")
+end
+
+function M.bind(host, port, backlog)
+  local s = M.tcp()
+  s:setoption("reuseaddr", true)
+  local ok, err = s:bind(host, port)
+  if not ok then
+    s:close()
+    return nil, err
+  end
+  s:listen(backlog)
+  return s
+end
+
+function M.gettime()
+  cs.update_time()
+  return cs.now()
+end
+
+function M.sleep(t)
+  t = checknum(t, 1, "sleep")
+  cs.sleep(t > 0 and t or 0)
+end
+
+function M.select()
+  error("corosched.luasocket: socket.select is not available (run each "
+        .. "socket in its own light thread)", 2)
+end
+
+function M.skip(d, ...)
+  return select(d + 1, ...)
+end
+
+-- try/protect: an error raised by try is a table LuaSocket's protect
+-- turns back into nil, err; any other error goes on
+local exc_mt = {
+  __tostring = function(e) return tostring(e[1]) end,
+}
+
+function M.newtry(finalizer)
+  return function(...)
+    local ok = ...
+    if ok then return ... end
+    if finalizer then pcall(finalizer) end
+    error(setmetatable({ (select(2, ...)) }, exc_mt), 0)
+  end
+end
+
+M.try = M.newtry()
+
+local function unwrap(ok, ...)
+  if ok then return ... end
+  local e = ...
+  if getmetatable(e) == exc_mt then return nil, e[1] end
+  error(e, 0)
+end
+
+function M.protect(f)
+  return function(...)
+    return unwrap(pcall(f, ...))
+  end
+end
+
+function M.choose(t)
+  return function(name, opt1, opt2)
+    if type(name) ~= "string" then
+      name, opt1, opt2 = "default", name, opt1
+    end
+    local f = t[name or "nil"]
+    if not f then error("unknown key (" .. tostring(name) .. ")", 3) end
+    return f(opt1, opt2)
+  end
+end
+
+-- sinks and sources over a socket, LuaSocket's set (ltn12-style)
+local sinkt, sourcet = {}, {}
+M.sinkt, M.sourcet = sinkt, sourcet
+
+local function wrap(sock, call)
+  return setmetatable({
+    getfd = function() return sock:getfd() end,
+    dirty = function() return sock:dirty() end,
+  }, { __call = call })
+end
+
+sinkt["close-when-done"] = function(sock)
+  return wrap(sock, function(_, chunk)
+    if not chunk then
+      sock:close()
+      return 1
+    end
+    return sock:send(chunk)
+  end)
+end
+
+sinkt["keep-open"] = function(sock)
+  return wrap(sock, function(_, chunk)
+    if chunk then return sock:send(chunk) end
+    return 1
+  end)
+end
+
+sinkt["default"] = sinkt["keep-open"]
+M.sink = M.choose(sinkt)
+
+sourcet["by-length"] = function(sock, length)
+  return wrap(sock, function()
+    if length <= 0 then return nil end
+    local chunk, err = sock:receive(length < M.BLOCKSIZE and length
+                                    or M.BLOCKSIZE)
+    if err then return nil, err end
+    length = length - #chunk
+    return chunk
+  end)
+end
+
+sourcet["until-closed"] = function(sock)
+  local done
+  return wrap(sock, function()
+    if done then return nil end
+    local chunk, err, partial = sock:receive(M.BLOCKSIZE)
+    if not err then return chunk end
+    if err == "closed" then
+      sock:close()
+      done = true
+      return partial
+    end
+    return nil, err
+  end)
+end
+
+sourcet["default"] = sourcet["until-closed"]
+M.source = M.choose(sourcet)
+
+------------------------------------------------------------------------
+-- socket.dns
+
+local dns = {}
+M.dns = dns
+
+local function resolve(name)
+  name = checkstr(name, 1, "toip")
+  local list, err = cs.resolve(name)
+  if not list then return nil, err end
+  return list
+end
+
+function dns.toip(name)
+  local list = resolve(name)
+  if not list or #list == 0 then return nil, "host not found" end
+  local ips = {}
+  for _, a in ipairs(list) do
+    if not sfind(a, ":", 1, true) then ips[#ips + 1] = a end
+  end
+  if #ips == 0 then return nil, "host not found" end
+  return ips[1], { name = name, alias = {}, ip = ips }
+end
+
+function dns.getaddrinfo(name)
+  local list = resolve(name)
+  if not list or #list == 0 then
+    return nil, "host or service not provided, or not known"
+  end
+  local r = {}
+  for i, a in ipairs(list) do
+    r[i] = { family = family(a), addr = a }
+  end
+  return r
+end
+
+function dns.gethostname()
+  local f = io.open("/proc/sys/kernel/hostname")
+  local name = f and f:read("l")
+  if f then f:close() end
+  if not name then return nil, "host not found" end
+  return name
+end
+
+local function dns_unavailable(name)
+  return function()
+    error("corosched.luasocket: socket.dns." .. name .. " is not "
+          .. "available (corosched resolves names to addresses only)", 2)
+  end
+end
+dns.tohostname = dns_unavailable("tohostname")
+dns.getnameinfo = dns_unavailable("getnameinfo")
+
+------------------------------------------------------------------------
+-- socket.unix: stream sockets on a path (connect(path), bind(path))
+
+local unix = {}
+
+function unix.stream()
+  local s = new_tcp("master", cs.socket.tcp())
+  s.path = true
+  return s
+end
+
+setmetatable(unix, { __call = function() return unix.stream() end })
+M.unix = unix
+
+------------------------------------------------------------------------
+
+-- require "socket", "socket.core" and "socket.unix" return this module
+-- (and its unix table) from now on, so LuaSocket's own socket.http,
+-- socket.smtp, socket.ftp and libraries such as redis-lua use it. Call it
+-- before anything requires "socket".
+function M.install()
+  package.loaded["socket"] = M
+  package.loaded["socket.core"] = M
+  package.loaded["socket.unix"] = unix
+  return M
+end
+
+M.__unload = function() end
+
+return M

@@ -1,0 +1,529 @@
+-- corosched.luasocket: LuaSocket's `socket` module on cosockets.
+--
+-- * Differential: spec/support/luasocket_probe.lua (about 110 lines of
+--   results: classes, return values, error strings, timeouts, partial
+--   data, prefixes, shutdown, servers, sinks and sources, DNS, UDP) runs
+--   with Debian's LuaSocket 3.1 in a child process and with this module
+--   in a light thread, both against the same corosched peer
+--   (spec/support/luasocket_peer.lua) in this process; every line must be
+--   the same. Without Debian's lua-socket the test is pending.
+-- * LuaSocket's own socket.http (Debian's lua-socket), unmodified, on this
+--   module: 20 requests that the server answers only once all 20 are in
+--   (a blocking client would never get there), a POST through an ltn12
+--   source, chunked bodies, refused, timeout.
+-- * redis-lua 2.0.5 (Debian's lua-redis), unmodified, against
+--   redis-server: a BLPOP parked in one thread, served by an RPUSH from
+--   another, and 20 clients at once.
+-- * socket.unix, kills, GC of unclosed sockets, settimeout's meanings,
+--   what is not available, and the cosocket's own shutdown("send").
+local helper = require "spec.helper"
+local net = require "spec.support.net"
+local cs = helper.cs
+
+local HOST = "127.0.0.1"
+local PROBE = "spec/support/luasocket_probe.lua"
+local PEER = "spec/support/luasocket_peer.lua"
+local LS_LUA = "/usr/share/lua/5.4/socket.lua"
+local HTTP_LUA = "/usr/share/lua/5.4/socket/http.lua"
+local REDIS_LUA = "/usr/share/lua/5.1/redis.lua"
+
+local function exists(path)
+  local f = io.open(path, "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- the names install() takes over, and LuaSocket's modules that captured
+-- whichever "socket" was loaded: put back after each test
+local NAMES = { "socket", "socket.core", "socket.unix", "socket.http",
+                "socket.url", "socket.headers", "ltn12", "mime",
+                "mime.core", "redis" }
+local saved
+
+local function save()
+  saved = {}
+  for _, n in ipairs(NAMES) do
+    saved[n] = package.loaded[n]
+    package.loaded[n] = nil
+  end
+end
+
+local function restore()
+  for _, n in ipairs(NAMES) do package.loaded[n] = saved[n] end
+end
+
+describe("corosched.luasocket", function()
+  local socket
+
+  before_each(function()
+    save()
+    package.loaded["corosched.luasocket"] = nil
+    socket = require("corosched.luasocket").install()
+  end)
+
+  after_each(function()
+    restore()
+    helper.after_each()
+  end)
+
+  it("prints what Debian's LuaSocket prints for " .. PROBE, function()
+    if not exists(LS_LUA) then
+      pending("skipped: apt-get install lua-socket")
+      return
+    end
+    local probe = assert(loadfile(PROBE))("lib")
+    local serve = assert(loadfile(PEER))()
+    local want, got = {}, {}
+    helper.run(function()
+      -- Debian's LuaSocket, blocking, in a child process: the peer runs
+      -- here while this thread polls for the child's end
+      local l = assert(cs.socket.listen(HOST, 0))
+      local _, port = l:getsockname()
+      local peer = cs.thread.spawn(serve, cs, l)
+      local srv = net.server_dir()
+      net.spawn(srv, "probe", ("env -u LUA_PATH -u LUA_CPATH lua5.4 %s %d")
+                :format(PROBE, port))
+      while net.alive(srv.pid) do cs.sleep(0.02) end
+      net.stop(srv)
+      for line in net.server_log(srv):gmatch("[^\n]*\n") do
+        want[#want + 1] = line:sub(1, -2)
+      end
+      net.remove(srv)
+      assert(cs.thread.wait(peer))
+      -- this module, in this light thread
+      peer = cs.thread.spawn(serve, cs, l)
+      probe(socket, port, function(s) got[#got + 1] = s end)
+      assert(cs.thread.wait(peer))
+      l:close()
+    end, { timeout = 20 })
+    assert.truthy(#want > 100, table.concat(want, "\n"))
+    for i = 1, math.max(#want, #got) do
+      assert.equal(want[i], got[i], "line " .. i)
+    end
+  end)
+
+  describe("LuaSocket's socket.http (Debian's lua-socket)", function()
+    local http
+
+    before_each(function()
+      if exists(HTTP_LUA) then
+        http = require "socket.http"
+        assert.equal(socket, require "socket")
+      end
+    end)
+
+    -- an HTTP/1.1 server: handler(method, path, body) -> status, body,
+    -- chunked; it serves n connections, each in its own thread
+    local function server(n, handler)
+      local l = assert(cs.socket.listen(HOST, 0))
+      local _, port = l:getsockname()
+      local main = cs.thread.spawn(function()
+        local threads = {}
+        for i = 1, n do
+          local c = assert(l:accept())
+          threads[i] = cs.thread.spawn(function()
+            local line = assert(c:receive())
+            local method, path = line:match("^(%u+) (%S+) HTTP/1%.%d$")
+            local len = 0
+            while true do
+              local h = assert(c:receive())
+              if h == "" then break end
+              local v = h:lower():match("^content%-length:%s*(%d+)")
+              if v then len = tonumber(v) end
+            end
+            local body = len > 0 and assert(c:receive(len)) or ""
+            local status, out, chunked = handler(method, path, body)
+            if chunked then
+              local parts = { "HTTP/1.1 ", status,
+                              " X\r\nTransfer-Encoding: chunked\r\n\r\n" }
+              for _, ch in ipairs(out) do
+                parts[#parts + 1] = ("%x\r\n%s\r\n"):format(#ch, ch)
+              end
+              parts[#parts + 1] = "0\r\n\r\n"
+              c:send(parts)
+            else
+              c:send({ "HTTP/1.1 ", status, " X\r\nContent-Length: ", #out,
+                       "\r\nConnection: close\r\n\r\n", out })
+            end
+            c:close()
+          end)
+        end
+        for _, t in ipairs(threads) do assert(cs.thread.wait(t)) end
+        l:close()
+      end)
+      return port, main
+    end
+
+    it("20 requests at once, answered only when all 20 are in", function()
+      if not http then
+        pending("skipped: apt-get install lua-socket")
+        return
+      end
+      helper.run(function()
+        local inside, all_in = 0, cs.semaphore.new(0)
+        local port, main = server(20, function(_, path)
+          inside = inside + 1
+          if inside == 20 then all_in:post(20) end
+          assert(all_in:wait(5))
+          return 200, "body of " .. path .. string.rep("x", 3000)
+        end)
+        local threads = {}
+        for i = 1, 20 do
+          threads[i] = cs.thread.spawn(function()
+            local body, code, headers, status =
+              http.request(("http://%s:%d/r%d"):format(HOST, port, i))
+            return body, code, headers["content-length"], status
+          end)
+        end
+        for i = 1, 20 do
+          local ok, body, code, len, status = cs.thread.wait(threads[i])
+          assert.is_true(ok)
+          assert.equal("body of /r" .. i .. string.rep("x", 3000), body)
+          assert.equal(200, code)
+          assert.equal(tostring(#body), len)
+          assert.equal("HTTP/1.1 200 X", status)
+        end
+        assert(cs.thread.wait(main))
+      end)
+    end)
+
+    it("a POST through an ltn12 source; a chunked answer", function()
+      if not http then
+        pending("skipped: apt-get install lua-socket")
+        return
+      end
+      local ltn12 = require "ltn12"
+      helper.run(function()
+        local port, main = server(2, function(method, path, body)
+          if path == "/post" then
+            return 201, method .. " " .. #body .. " " .. body:sub(1, 5)
+          end
+          return 200, { "one,", "two,", string.rep("3", 10000) }, true
+        end)
+        local out = {}
+        local payload = "hello" .. string.rep("y", 20000)
+        local one, code = http.request{
+          url = ("http://%s:%d/post"):format(HOST, port),
+          method = "POST",
+          source = ltn12.source.string(payload),
+          headers = { ["content-length"] = #payload },
+          sink = ltn12.sink.table(out),
+        }
+        assert.equal(1, one)
+        assert.equal(201, code)
+        assert.equal("POST 20005 hello", table.concat(out))
+        local body
+        body, code = http.request(("http://%s:%d/c"):format(HOST, port))
+        assert.equal(200, code)
+        assert.equal("one,two," .. string.rep("3", 10000), body)
+        assert(cs.thread.wait(main))
+      end)
+    end)
+
+    it("refused; a server that never answers times out", function()
+      if not http then
+        pending("skipped: apt-get install lua-socket")
+        return
+      end
+      helper.run(function()
+        local port = net.free_port()
+        local r, err = http.request(("http://%s:%d/"):format(HOST, port))
+        assert.is_nil(r)
+        assert.equal("connection refused", err)
+        local l = assert(cs.socket.listen(HOST, 0))
+        local _, lport = l:getsockname()
+        local t = cs.thread.spawn(function()
+          local c = assert(l:accept())
+          c:receive("*a") -- until the client gives up
+          c:close()
+        end)
+        http.TIMEOUT = 0.2
+        r, err = http.request(("http://%s:%d/"):format(HOST, lport))
+        http.TIMEOUT = 60
+        assert.is_nil(r)
+        assert.equal("timeout", err)
+        assert(cs.thread.wait(t))
+        l:close()
+      end)
+    end)
+  end)
+
+  describe("redis-lua (Debian's lua-redis) on redis-server", function()
+    local srv, redis
+
+    local REDIS_SERVER = net.which("redis-server")
+      or (exists("/usr/sbin/redis-server") and "/usr/sbin/redis-server")
+
+    before_each(function()
+      if not (REDIS_SERVER and exists(REDIS_LUA)) then return end
+      redis = assert(loadfile(REDIS_LUA))()
+      srv = net.server_dir()
+      srv.port = net.free_port()
+      net.spawn(srv, "redis", ("%s --port %d --bind 127.0.0.1 --save '' "
+        .. "--appendonly no --daemonize no --dir %s --logfile ''")
+        :format(net.sh_quote(REDIS_SERVER), srv.port,
+                net.sh_quote(srv.dir)))
+      helper.run(function()
+        for _ = 1, 500 do
+          local c = socket.tcp()
+          if c:connect(HOST, srv.port) then
+            c:close()
+            return
+          end
+          c:close()
+          cs.sleep(0.01)
+        end
+        error("redis-server did not start: " .. net.server_log(srv))
+      end)
+    end)
+
+    after_each(function()
+      if srv then
+        net.stop(srv)
+        net.remove(srv)
+        srv = nil
+      end
+    end)
+
+    it("a BLPOP parked in one thread is served by another's RPUSH; "
+       .. "20 clients at once", function()
+      if not redis then
+        pending("skipped: apt-get install redis-server lua-redis")
+        return
+      end
+      helper.run(function()
+        local a = redis.connect(HOST, srv.port)
+        assert.is_true(a:ping())
+        a:del("q")
+        local waiter = cs.thread.spawn(function()
+          local b = redis.connect(HOST, srv.port)
+          local r = b:blpop("q", 5)
+          b:quit()
+          return r[1], r[2]
+        end)
+        cs.sleep(0.05)
+        assert.equal(1, a:rpush("q", "item"))
+        local ok, k, v = cs.thread.wait(waiter)
+        assert.is_true(ok)
+        assert.same({ "q", "item" }, { k, v })
+        local threads = {}
+        for i = 1, 20 do
+          threads[i] = cs.thread.spawn(function()
+            local c = redis.connect({ host = HOST, port = srv.port,
+                                      timeout = 2 })
+            c:set("k" .. i, string.rep(tostring(i), 1000))
+            local got = c:get("k" .. i)
+            c:quit()
+            return got
+          end)
+        end
+        for i = 1, 20 do
+          local ok2, got = cs.thread.wait(threads[i])
+          assert.is_true(ok2)
+          assert.equal(string.rep(tostring(i), 1000), got)
+        end
+        a:quit()
+      end)
+    end)
+  end)
+
+  it("socket.unix: a stream socket to a corosched unix listener",
+     function()
+    helper.run(function()
+      local path = net.unix_path()
+      local l = assert(cs.socket.listen("unix:" .. path))
+      local t = cs.thread.spawn(function()
+        local c = assert(l:accept())
+        c:send((assert(c:receive())):upper() .. "\n")
+        c:close()
+      end)
+      local unix = require "socket.unix"
+      local c = unix()
+      assert.equal("unix{master}", tostring(c):match("^%a+{%a+}"))
+      assert.equal(1, c:connect(path))
+      assert.equal("unix{client}", tostring(c):match("^%a+{%a+}"))
+      c:settimeout(1)
+      c:send("hello\n")
+      assert.equal("HELLO", c:receive())
+      assert.equal(1, c:close())
+      assert(cs.thread.wait(t))
+      l:close()
+      os.remove(path)
+    end)
+  end)
+
+  it("settimeout: none by default, 0 polls, 'b' and 't' modes", function()
+    helper.run(function()
+      local l = assert(cs.socket.listen(HOST, 0))
+      local _, port = l:getsockname()
+      local t = cs.thread.spawn(function()
+        local c = assert(l:accept())
+        cs.sleep(0.6) -- longer than the 0.1 s timeouts below, together
+        c:send("late\n")
+        assert(c:receive())
+        c:close()
+      end)
+      local c = assert(socket.connect(HOST, port))
+      assert.same({ -1, -1 }, { c:gettimeout() })
+      c:settimeout(0)
+      assert.same({ nil, "timeout", "" }, { c:receive() })
+      c:settimeout(0.1)
+      assert.same({ nil, "timeout", "" }, { c:receive() })
+      c:settimeout(nil)
+      c:settimeout(0.1, "t")
+      assert.same({ -1, 0.1 }, { c:gettimeout() })
+      assert.same({ nil, "timeout", "" }, { c:receive() })
+      c:settimeout(-1, "t")
+      assert.equal("late", c:receive()) -- no timeout: waits for it
+      c:send("bye\n")
+      c:close()
+      assert(cs.thread.wait(t))
+      l:close()
+    end)
+  end)
+
+  it("receive(0) gives \"\" (LuaSocket 3.1 answers \"closed\" and the "
+     .. "socket stays broken)", function()
+    helper.run(function()
+      local l = assert(cs.socket.listen(HOST, 0))
+      local _, port = l:getsockname()
+      local s = assert(socket.connect(HOST, port))
+      local a = assert(l:accept())
+      l:close()
+      assert.same({ "", nil, nil }, { s:receive(0) })
+      assert.same({ "pre", nil, nil }, { s:receive(2, "pre") })
+      a:send("x\n")
+      s:settimeout(1)
+      assert.equal("x", s:receive())
+      s:close()
+      a:close()
+    end)
+  end)
+
+  it("a thread killed in receive or accept: its socket is closed",
+     function()
+    helper.run(function()
+      local fds = helper.fds()
+      local server = socket.bind(HOST, 0)
+      local _, port = server:getsockname()
+      local c = assert(socket.connect(HOST, port))
+      local a = assert(server:accept())
+      local ta = cs.thread.spawn(function() return server:accept() end)
+      local tr = cs.thread.spawn(function() return c:receive() end)
+      cs.sleep(0.02)
+      assert.equal(1, cs.thread.kill(tr))
+      assert.equal(1, cs.thread.kill(ta))
+      assert.same({ nil, "closed", "" }, { c:receive() })
+      assert.same({ nil, "closed" }, { server:accept() })
+      c:close()
+      a:close()
+      server:close()
+      assert.equal(fds, helper.fds())
+    end)
+  end)
+
+  it("sockets never closed are collected with their descriptors",
+     function()
+    helper.run(function()
+      local fds = helper.fds()
+      local function leave_open()
+        local server = socket.bind(HOST, 0)
+        local _, port = server:getsockname()
+        local keep = { server }
+        for _ = 1, 50 do
+          local c = assert(socket.connect(HOST, port))
+          c:send("x")
+          local u = socket.udp()
+          u:setsockname(HOST, 0)
+          keep[#keep + 1], keep[#keep + 2] = c, u
+        end
+        return cs.stats().sockets
+      end
+      assert.is_true(leave_open() >= 101)
+      collectgarbage()
+      collectgarbage()
+      assert.equal(0, cs.stats().sockets)
+      assert.equal(fds, helper.fds())
+    end)
+  end)
+
+  it("wrong arguments raise LuaSocket's messages; what is not available "
+     .. "says so", function()
+    helper.run(function()
+      local t = socket.tcp()
+      assert.has_error(function() t:send("x") end,
+        "calling 'send' on bad self (tcp{client} expected)")
+      assert.error_matches(function() socket.tcp().connect({}, HOST, 1) end,
+        "calling 'connect' on bad self %(tcp{any} expected%)")
+      assert.error_matches(function() t:connect(nil, 1) end,
+        "bad argument #1 to 'connect' %(string expected, got no value%)")
+      assert.error_matches(function() t:settimeout("x") end,
+        "bad argument #1 to 'settimeout' %(number expected, got string%)")
+      assert.error_matches(function() socket.select({}, {}, 1) end,
+        "socket.select is not available")
+      local u = socket.udp()
+      assert.error_matches(function() u:sendto("x", HOST, 1) end,
+        "udp sendto is not available")
+      assert.error_matches(function() u:receivefrom() end,
+        "udp receivefrom is not available")
+      assert.error_matches(function() u:setpeername("*") end,
+        "setpeername%(\"%*\"%) is not available")
+      assert.error_matches(function() socket.dns.tohostname(HOST) end,
+        "socket.dns.tohostname is not available")
+      assert.error_matches(function() socket.connect(HOST, 1, HOST, 5) end,
+        "connect with a local port is not available")
+      u:close()
+      t:close()
+    end)
+  end)
+end)
+
+describe("sock:shutdown(\"send\") (a cosocket extension)", function()
+  after_each(helper.after_each)
+
+  it("ends the write half: the peer reads its end and answers", function()
+    helper.run(function()
+      local c, a = net.pair()
+      c:send("12345")
+      assert.equal(1, c:shutdown("send"))
+      assert.equal("12345", a:receive("*a"))
+      a:send("got it")
+      a:close()
+      assert.same({ nil, "closed" }, { c:send("x") })
+      assert.equal("got it", c:receive("*a"))
+      assert.same({ nil, "closed" }, { c:setkeepalive() })
+      assert.same({ nil, "closed" }, { c:shutdown("send") })
+      assert.equal(1, c:close())
+      assert.same({ nil, "closed" }, { c:shutdown("send") })
+    end)
+  end)
+
+  it("raises for other directions and argument counts", function()
+    helper.run(function()
+      local c, a = net.pair()
+      assert.has_error(function() c:shutdown() end,
+        "expecting 2 arguments (including the object), but got 1")
+      assert.error_matches(function() c:shutdown("receive") end,
+        "only \"send\" is supported")
+      assert.error_matches(function() c:shutdown({}) end,
+        "string expected, got table")
+      c:close()
+      a:close()
+    end)
+  end)
+
+  it("says \"socket busy writing\" while a send is parked", function()
+    helper.run(function()
+      local c, a = net.pair()
+      local t = cs.thread.spawn(function()
+        return c:send(string.rep("x", net.big(16 * 1024 * 1024)))
+      end)
+      cs.sleep(0.02)
+      assert.same({ nil, "socket busy writing" },
+                  { c:shutdown("send") })
+      cs.thread.kill(t)
+      c:close()
+      a:close()
+    end)
+  end)
+end)
