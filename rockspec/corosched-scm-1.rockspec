@@ -59,6 +59,7 @@ build = {
       ["corosched"] = "lua/corosched/init.lua",
       ["corosched.ngx"] = "lua/corosched/ngx.lua",
       ["corosched.http"] = "lua/corosched/http.lua",
+      ["corosched.luasocket"] = "lua/corosched/luasocket.lua",
    },
 }
 test = {
