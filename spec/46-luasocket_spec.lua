@@ -27,11 +27,7 @@ local LS_LUA = "/usr/share/lua/5.4/socket.lua"
 local HTTP_LUA = "/usr/share/lua/5.4/socket/http.lua"
 local REDIS_LUA = "/usr/share/lua/5.1/redis.lua"
 
-local function exists(path)
-  local f = io.open(path, "r")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = net.exists
 
 -- the names install() takes over, and LuaSocket's modules that captured
 -- whichever "socket" was loaded: put back after each test

@@ -108,6 +108,39 @@ local function arm(self)
   self.s:settimeout(timeout_ms(self))
 end
 
+-- the methods TCP and UDP objects share, for any class of the kind
+local function common(methods, mt, any)
+  function methods.settimeout(self, t, mode)
+    checkclass(self, mt, any, "settimeout")
+    return settimeout(self, "settimeout", t, mode)
+  end
+
+  function methods.gettimeout(self)
+    checkclass(self, mt, any, "gettimeout")
+    return self.block + 0.0, self.total + 0.0
+  end
+
+  function methods.close(self)
+    checkclass(self, mt, any, "close")
+    if not self.closed then
+      self.closed = true
+      self.s:close()
+    end
+    return 1.0
+  end
+
+  function methods.getfamily(self)
+    checkclass(self, mt, any, "getfamily")
+    return self.fam == "inet6" and "inet6" or "inet4"
+  end
+end
+
+-- "*" is every address of the object's family
+local function any_addr(self, address)
+  if address ~= "*" then return address end
+  return self.fam == "inet6" and "::" or "0.0.0.0"
+end
+
 ------------------------------------------------------------------------
 -- TCP: tcp{master} (made by socket.tcp()), tcp{client} (connected or
 -- accepted), tcp{server} (bound and listening)
@@ -125,6 +158,7 @@ local CLIENT = { name = "tcp{client}", client = true }
 local MASTER = { name = "tcp{master}", master = true }
 local SERVER = { name = "tcp{server}", server = true }
 local MASTER_OR_CLIENT = { name = "tcp{any}", master = true, client = true }
+common(tcp, tcp_mt, ANY)
 
 local function new_tcp(kind, s, fam)
   return setmetatable({
@@ -143,16 +177,6 @@ end
 
 function M.tcp6()
   return new_tcp("master", cs.socket.tcp(), "inet6")
-end
-
-function tcp.settimeout(self, t, mode)
-  checkclass(self, tcp_mt, ANY, "settimeout")
-  return settimeout(self, "settimeout", t, mode)
-end
-
-function tcp.gettimeout(self)
-  checkclass(self, tcp_mt, ANY, "gettimeout")
-  return self.block + 0.0, self.total + 0.0
 end
 
 function tcp.connect(self, address, port)
@@ -180,9 +204,7 @@ end
 
 function tcp.bind(self, address, port)
   checkclass(self, tcp_mt, MASTER, "bind")
-  address = checkstr(address, 1, "bind")
-  if address == "*" then address = self.fam == "inet6" and "::"
-                                   or "0.0.0.0" end
+  address = any_addr(self, checkstr(address, 1, "bind"))
   local l, err
   if self.path then
     l, err = cs.socket.listen("unix:" .. address)
@@ -277,15 +299,6 @@ function tcp.receive(self, pattern, prefix)
   return nil, lserr(err), prefix .. partial
 end
 
-function tcp.close(self)
-  checkclass(self, tcp_mt, ANY, "close")
-  if not self.closed then
-    self.closed = true
-    self.s:close()
-  end
-  return 1.0
-end
-
 function tcp.shutdown(self, how)
   checkclass(self, tcp_mt, CLIENT, "shutdown")
   how = checkstr(how, 1, "shutdown", true) or "both"
@@ -371,11 +384,6 @@ function tcp.setstats(self, rx, tx, age)
   return 1.0
 end
 
-function tcp.getfamily(self)
-  checkclass(self, tcp_mt, ANY, "getfamily")
-  return self.fam == "inet6" and "inet6" or "inet4"
-end
-
 function tcp.getfd(self)
   checkclass(self, tcp_mt, ANY, "getfd")
   if self.closed or self.kind == "server" then return -1 end
@@ -410,6 +418,7 @@ end
 local UANY = { name = "udp{any}", unconnected = true, connected = true }
 local UCONN = { name = "udp{connected}", connected = true }
 local UUNCONN = { name = "udp{unconnected}", unconnected = true }
+common(udp, udp_mt, UANY)
 
 local function new_udp(fam)
   return setmetatable({ kind = "unconnected", s = cs.socket.udp(),
@@ -421,22 +430,10 @@ function M.udp() return new_udp() end
 function M.udp4() return new_udp("inet") end
 function M.udp6() return new_udp("inet6") end
 
-function udp.settimeout(self, t, mode)
-  checkclass(self, udp_mt, UANY, "settimeout")
-  return settimeout(self, "settimeout", t, mode)
-end
-
-function udp.gettimeout(self)
-  checkclass(self, udp_mt, UANY, "gettimeout")
-  return self.block + 0.0, self.total + 0.0
-end
-
 function udp.setsockname(self, address, port)
   checkclass(self, udp_mt, UUNCONN, "setsockname")
-  address = checkstr(address, 1, "setsockname")
+  address = any_addr(self, checkstr(address, 1, "setsockname"))
   port = checknum(port, 2, "setsockname")
-  if address == "*" then address = self.fam == "inet6" and "::"
-                                   or "0.0.0.0" end
   local ok, err = self.s:bind(address, port)
   if not ok then return nil, err end
   return 1.0
@@ -485,15 +482,6 @@ end
 udp.sendto = udp_unavailable("sendto")
 udp.receivefrom = udp_unavailable("receivefrom")
 
-function udp.close(self)
-  checkclass(self, udp_mt, UANY, "close")
-  if not self.closed then
-    self.closed = true
-    self.s:close()
-  end
-  return 1.0
-end
-
 function udp.getsockname(self)
   checkclass(self, udp_mt, UANY, "getsockname")
   if self.closed then return nil, "closed" end
@@ -508,11 +496,6 @@ function udp.getpeername(self)
   local ip, port = self.s:getpeername()
   if not ip then return nil, port end
   return ip, port, family(ip)
-end
-
-function udp.getfamily(self)
-  checkclass(self, udp_mt, UANY, "getfamily")
-  return self.fam == "inet6" and "inet6" or "inet4"
 end
 
 function udp.setoption(self, name)
