@@ -14,7 +14,7 @@ local cs = require "corosched"
 
 local error, type, tostring, tonumber = error, type, tostring, tonumber
 local setmetatable, getmetatable = setmetatable, getmetatable
-local select, pcall = select, pcall
+local select, pcall, pairs = select, pcall, pairs
 local floor = math.floor
 local sfind, sformat, ssub = string.find, string.format, string.sub
 
@@ -167,8 +167,12 @@ local function new_tcp(kind, s, fam)
   }, tcp_mt)
 end
 
+-- tcp() makes no descriptor until connect or bind (LuaSocket 3's family
+-- "unspec"): options cannot be set on it yet
 function M.tcp()
-  return new_tcp("master", cs.socket.tcp())
+  local s = new_tcp("master", cs.socket.tcp())
+  s.unspec = true
+  return s
 end
 
 function M.tcp4()
@@ -199,6 +203,10 @@ function tcp.connect(self, address, port)
   else ok, err = self.s:connect(address) end
   if not ok then return nil, lserr(err) end
   self.kind = "client"
+  for name, value in pairs(self.opts or {}) do -- set before connect
+    self.s:setoption(name, value)
+  end
+  self.opts = nil
   return 1.0
 end
 
@@ -336,6 +344,8 @@ function tcp.getsockname(self)
   return addr(self, "getsockname", "getsockname")
 end
 
+local BOOLEAN = { ["keepalive"] = true, ["tcp-nodelay"] = true,
+                  ["reuseaddr"] = true }
 local OPTIONS = {
   ["keepalive"] = true, ["tcp-nodelay"] = true, ["reuseaddr"] = true,
   ["sndbuf"] = true, ["rcvbuf"] = true, ["maxline"] = true,
@@ -348,7 +358,10 @@ function tcp.setoption(self, name, value)
     argerror(1, "setoption", "unsupported option `" .. name .. "'")
   end
   if self.kind ~= "client" then -- before connect or bind: kept for them
+    if self.unspec then return nil, "setsockopt failed" end
     if name == "reuseaddr" then self.reuseaddr = value and true end
+    self.opts = self.opts or {}
+    self.opts[name] = value
     return 1.0
   end
   if self.closed then return nil, "closed" end
@@ -364,11 +377,16 @@ function tcp.getoption(self, name)
     argerror(1, "getoption", "unsupported option `" .. name .. "'")
   end
   if self.kind ~= "client" then
-    if name == "reuseaddr" then return self.reuseaddr or false end
+    if not self.unspec and self.opts and self.opts[name] ~= nil then
+      return self.opts[name]
+    end
     return nil, "getsockopt failed"
   end
   if self.closed then return nil, "closed" end
-  return self.s:getoption(name)
+  local v, err = self.s:getoption(name)
+  if v == nil then return nil, err end
+  if BOOLEAN[name] then return v ~= 0 end -- LuaSocket's booleans
+  return v
 end
 
 function tcp.getstats(self)
@@ -538,7 +556,8 @@ function M.connect6(address, port, laddress, lport)
 end
 
 function M.bind(host, port, backlog)
-  local s = M.tcp()
+  local s = sfind(checkstr(host, 1, "bind"), ":", 1, true) and M.tcp6()
+            or M.tcp4()
   s:setoption("reuseaddr", true)
   local ok, err = s:bind(host, port)
   if not ok then
