@@ -1,6 +1,6 @@
 -- corosched.luasocket: LuaSocket's `socket` module on cosockets.
 --
--- * Differential: spec/support/luasocket_probe.lua (about 110 lines of
+-- * Differential: spec/support/luasocket_probe.lua (110 lines of
 --   results: classes, return values, error strings, timeouts, partial
 --   data, prefixes, shutdown, servers, sinks and sources, DNS, UDP) runs
 --   with Debian's LuaSocket 3.1 in a child process and with this module
@@ -11,6 +11,9 @@
 --   module: 20 requests that the server answers only once all 20 are in
 --   (a blocking client would never get there), a POST through an ltn12
 --   source, chunked bodies, refused, timeout.
+-- * LuaSocket's socket.smtp, unmodified, on this module: 10 messages sent
+--   at once to aiosmtpd (python3-aiosmtpd), a multipart one (its source is
+--   a coroutine of smtp.lua's) among them; refused.
 -- * redis-lua 2.0.5 (Debian's lua-redis), unmodified, against
 --   redis-server: a BLPOP parked in one thread, served by an RPUSH from
 --   another, and 20 clients at once.
@@ -241,6 +244,111 @@ describe("corosched.luasocket", function()
         assert(cs.thread.wait(t))
         l:close()
       end)
+    end)
+  end)
+
+  describe("LuaSocket's socket.smtp (Debian's lua-socket) on aiosmtpd",
+           function()
+    local srv
+    local PY = "/usr/bin/python3"
+
+    local function have_aiosmtpd()
+      if not (exists(PY) and exists(HTTP_LUA)) then return false end
+      return os.execute("env -u LD_PRELOAD " .. PY
+                        .. " -c 'import aiosmtpd' 2>/dev/null") == true
+    end
+
+    before_each(function()
+      if not have_aiosmtpd() then return end
+      srv = net.server_dir()
+      srv.port = net.free_port()
+      -- the Debugging handler prints every message it is given
+      net.spawn(srv, "smtp", ("%s -u -m aiosmtpd -n -l %s:%d "
+        .. "-c aiosmtpd.handlers.Debugging"):format(PY, HOST, srv.port))
+      helper.run(function()
+        for _ = 1, 500 do
+          local c = socket.tcp()
+          if c:connect(HOST, srv.port) then
+            c:close()
+            return
+          end
+          c:close()
+          cs.sleep(0.01)
+        end
+        error("aiosmtpd did not start: " .. net.server_log(srv))
+      end)
+    end)
+
+    after_each(function()
+      if srv then
+        net.stop(srv)
+        net.remove(srv)
+        srv = nil
+      end
+    end)
+
+    it("10 messages sent at once, a multipart one among them; refused",
+       function()
+      if not srv then
+        pending("skipped: apt-get install lua-socket python3-aiosmtpd")
+        return
+      end
+      local smtp = require "socket.smtp"
+      helper.run(function()
+        local threads = {}
+        for i = 1, 10 do
+          threads[i] = cs.thread.spawn(function()
+            local body = "body " .. i .. "\r\n"
+              .. string.rep(string.rep("z", 70) .. "\r\n", 100)
+            if i == 10 then -- its source is a coroutine of smtp.lua's
+              body = { preamble = "pre", [1] = { body = "part one" },
+                       [2] = { headers = { ["content-type"] =
+                                           "text/plain; name=a.txt" },
+                               body = "part two" } }
+            end
+            return smtp.send{
+              from = "<from@example.org>",
+              rcpt = { "<to" .. i .. "@example.org>" },
+              source = smtp.message{
+                headers = { subject = "message " .. i,
+                            to = "to" .. i .. "@example.org" },
+                body = body },
+              server = HOST, port = srv.port,
+            }
+          end)
+        end
+        for i = 1, 10 do
+          local ok, r, err = cs.thread.wait(threads[i])
+          assert.is_true(ok)
+          assert.equal(1, r, err)
+        end
+        local r, err = smtp.send{ from = "<a@b>", rcpt = "<c@d>",
+                                  source = smtp.message{ body = "x" },
+                                  server = HOST, port = net.free_port() }
+        assert.is_nil(r)
+        assert.equal("connection refused", err)
+      end)
+      -- what the server was given (its log, once it has printed all 10)
+      local log
+      helper.run(function()
+        for _ = 1, 500 do
+          log = net.server_log(srv)
+          local _, n = log:gsub("Subject: message %d+", "")
+          if n == 10 then return end
+          cs.sleep(0.01)
+        end
+      end)
+      for i = 1, 9 do
+        assert.truthy(log:find("Subject: message " .. i .. "\n", 1, true)
+                      or log:find("Subject: message " .. i .. "\r", 1, true),
+                      "message " .. i)
+        assert.truthy(log:find("body " .. i, 1, true))
+        assert.truthy(log:find("to" .. i .. "@example.org", 1, true))
+      end
+      assert.truthy(log:find("part one", 1, true))
+      assert.truthy(log:find("name=a.txt", 1, true))
+      local _, lines = log:gsub(string.rep("z", 70), "")
+      assert.equal(900, lines)
     end)
   end)
 
