@@ -1144,6 +1144,50 @@ cs_net_senddgram(int fd, const char *buf, size_t len)
 }
 
 
+ssize_t
+cs_net_recvfrom(int fd, char *buf, size_t len, cs_addr_t *from)
+{
+    ssize_t n;
+
+    memset(from, 0, sizeof(*from));
+    if (cs_net_short(fd, CS_NET_DIR_RECV, &len, 0)) {
+        errno = EAGAIN;
+        return CS_AGAIN;
+    }
+    do {
+        from->len = sizeof(from->ss);
+        n = cs_net_fault(CS_NET_OP_RECV)
+                ? -1
+                : recvfrom(fd, buf, len, 0,
+                           (struct sockaddr *) (void *) &from->ss,
+                           &from->len);
+    } while (n == -1 && errno == EINTR);
+    if (n >= 0) {
+        return n;
+    }
+    return cs_net_io_rc();
+}
+
+
+ssize_t
+cs_net_sendto(int fd, const char *buf, size_t len, const cs_addr_t *to)
+{
+    ssize_t n;
+
+    do {
+        n = cs_net_fault(CS_NET_OP_SEND)
+                ? -1
+                : sendto(fd, buf, len, MSG_NOSIGNAL,
+                         (const struct sockaddr *) (const void *) &to->ss,
+                         to->len);
+    } while (n == -1 && errno == EINTR);
+    if (n >= 0) {
+        return n;
+    }
+    return cs_net_io_rc();
+}
+
+
 int
 cs_net_peername(int fd, cs_addr_t *a)
 {

@@ -224,6 +224,12 @@ ssize_t cs_net_send(int fd, const char *buf, size_t len);
 ssize_t cs_net_recvdgram(int fd, char *buf, size_t len);
 ssize_t cs_net_senddgram(int fd, const char *buf, size_t len);
 
+/* the same on an unconnected one: recvfrom fills *from with the sender's
+ * address, sendto sends to *to */
+ssize_t cs_net_recvfrom(int fd, char *buf, size_t len, cs_addr_t *from);
+ssize_t cs_net_sendto(int fd, const char *buf, size_t len,
+                      const cs_addr_t *to);
+
 /* bind(2): CS_OK or CS_ERROR (errno) */
 int cs_net_bind(int fd, const cs_addr_t *a);
 

@@ -1,6 +1,7 @@
 /*
  * The UDP cosocket (ngx.socket.udp's object): setpeername, bind, send,
- * receive, settimeout, close, getsockname and getpeername.
+ * receive, settimeout, close, getsockname and getpeername; and sendto and
+ * receivefrom, extensions for corosched.luasocket.
  *
  * A datagram is sent at once or not at all, so send never parks; receive
  * parks on EV_READ with the read timeout, and setpeername while a host name
@@ -428,21 +429,16 @@ cs_udp_copy(lua_State *L, int idx, char *p)
 }
 
 
-/* sock:send(data): one datagram; data is a string, a number, a boolean,
- * nil, or an array of strings, numbers and such arrays */
-static int
-cs_udp_send(lua_State *L)
+/* [-0, +(0|1), v] the datagram at 2 (a string, a number, a boolean, nil,
+ * or an array of strings, numbers and such arrays) and its length;
+ * raises for anything else */
+static const char *
+cs_udp_data(lua_State *L, size_t *lenp)
 {
-    cs_udp_t *u;
     const char *p;
     size_t len = 0;
     char *buf;
-    ssize_t n;
 
-    if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
-    u = cs_udp_check(L);
     switch (lua_type(L, 2)) {
     case LUA_TSTRING:
     case LUA_TNUMBER:
@@ -463,13 +459,31 @@ cs_udp_send(lua_State *L)
         p = buf;
         break;
     default:
-        return luaL_argerror(L, 2, lua_pushfstring(L, "string, number, "
-                                                      "boolean, nil, or "
-                                                      "array table "
-                                                      "expected, got %s",
-                                                   luaL_typename(L, 2)));
+        luaL_argerror(L, 2, lua_pushfstring(L, "string, number, boolean, "
+                                               "nil, or array table "
+                                               "expected, got %s",
+                                            luaL_typename(L, 2)));
+        return NULL;
     }
+    *lenp = len;
+    return p;
+}
 
+
+/* sock:send(data): one datagram */
+static int
+cs_udp_send(lua_State *L)
+{
+    cs_udp_t *u;
+    const char *p;
+    size_t len;
+    ssize_t n;
+
+    if (lua_gettop(L) != 2)
+        return luaL_error(L, "expecting 2 arguments (including the object), "
+                             "but got %d", lua_gettop(L));
+    u = cs_udp_check(L);
+    p = cs_udp_data(L, &len);
     if (u->s.fd < 0 || !u->connected)
         return cs_sock_fail(L, "closed");
     n = cs_net_senddgram(u->s.fd, p, len);
@@ -482,14 +496,69 @@ cs_udp_send(lua_State *L)
 }
 
 
-/* receive continues here when the fd is readable; stack: sock, size */
+/*
+ * sock:sendto(data, ip, port): one datagram to that address, from a socket
+ * with no peer (made on the first call, or by bind). An extension, for
+ * LuaSocket's udp:sendto (corosched.luasocket): ip is an address literal
+ * or "localhost", never a name to resolve.
+ */
+static int
+cs_udp_sendto(lua_State *L)
+{
+    cs_udp_t *u;
+    const char *p, *host;
+    size_t len, hlen;
+    lua_Integer port;
+    cs_addr_t a;
+    ssize_t n;
+    int fd;
+
+    if (lua_gettop(L) != 4)
+        return luaL_error(L, "expecting 4 arguments (including the object), "
+                             "but got %d", lua_gettop(L));
+    u = cs_udp_check(L);
+    p = cs_udp_data(L, &len);
+    host = luaL_checklstring(L, 3, &hlen);
+    port = cs_udp_port(L, 4);
+    if (port <= 0)
+        return cs_udp_bad_port(L, 4);
+    if (cs_net_is_localhost(host, hlen))
+        host = "127.0.0.1", hlen = 9;
+    if (cs_net_parse_addr(&a, host, hlen, (int) port) != CS_OK)
+        return cs_sock_fail(L, "bad address");
+    /* a thread parked in receive does not stop a send, as for send() */
+    if (u->connected || cs_udp_resolving(L, u))
+        return cs_sock_fail(L, u->connected ? "socket is connected"
+                                            : "socket busy");
+    fd = u->s.fd;
+    if (fd < 0) {
+        fd = cs_net_socket(a.ss.ss_family, SOCK_DGRAM);
+        if (fd < 0)
+            return cs_sock_fail(L, cs_net_strerror(errno));
+        cs_sock_attach(&u->s, u->s.S, fd);
+    }
+    n = cs_net_sendto(fd, p, len, &a);
+    if (n < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    if ((size_t) n != len)
+        return cs_sock_fail(L, "partial write");
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
+/* receive continues here when the fd is readable; stack: sock, size,
+ * and for receivefrom true (the sender's address is returned too) */
 static int
 cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
 {
     cs_udp_t *u = (cs_udp_t *) ctx;
     cs_thread_t *th = u->s.S->cur;
     size_t size = (size_t) lua_tointeger(L, 2);
+    int from = lua_toboolean(L, 3), port;
     char stack[CS_UDP_STACK_SIZE], *buf = stack;
+    char text[CS_NET_ADDRSTRLEN];
+    cs_addr_t a;
     ssize_t n;
 
     if (status == LUA_YIELD) {
@@ -505,10 +574,23 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
             return luaL_error(L, "not enough memory");
         buf = S->dgram;
     }
-    n = cs_net_recvdgram(u->s.fd, buf, size);
+    n = from ? cs_net_recvfrom(u->s.fd, buf, size, &a)
+             : cs_net_recvdgram(u->s.fd, buf, size);
     if (n >= 0) {
         lua_pushlstring(L, buf, (size_t) n);
-        return 1;
+        if (!from)
+            return 1;
+        if (a.len == 0 || a.ss.ss_family == AF_UNSPEC) { /* unnamed unix */
+            lua_pushliteral(L, "");
+            return 2;
+        }
+        if (cs_net_format_addr(&a, text, sizeof(text), &port) < 0)
+            return cs_sock_fail(L, cs_net_strerror(errno));
+        lua_pushstring(L, text);
+        if (a.ss.ss_family == AF_UNIX)
+            return 2;
+        lua_pushinteger(L, port);
+        return 3;
     }
     if (n == CS_AGAIN)
         return cs_sock_park(L, &u->s, th, EV_READ, cs_udp_timeout(u),
@@ -517,11 +599,11 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
 }
 
 
-/* sock:receive([size]): one datagram, cut to size (default and most
+/* receive and receivefrom: one datagram, cut to size (default and most
  * 65536, as OpenResty's, which casts size to unsigned: a negative one is
  * the most too) */
 static int
-cs_udp_receive(lua_State *L)
+cs_udp_receive_any(lua_State *L, int from)
 {
     cs_udp_t *u;
     int n = lua_gettop(L);
@@ -536,6 +618,7 @@ cs_udp_receive(lua_State *L)
         size = CS_UDP_MAX_SIZE;
     lua_settop(L, 1);
     lua_pushinteger(L, (lua_Integer) size);
+    lua_pushboolean(L, from);
 
     cs_sched_current(u->s.S, L, "receive");
     if (u->s.fd < 0)
@@ -543,6 +626,23 @@ cs_udp_receive(lua_State *L)
     if (u->s.reader != NULL || cs_udp_resolving(L, u))
         return cs_sock_fail(L, "socket busy");
     return cs_udp_receive_k(L, LUA_OK, (lua_KContext) u);
+}
+
+
+/* sock:receive([size]) */
+static int
+cs_udp_receive(lua_State *L)
+{
+    return cs_udp_receive_any(L, 0);
+}
+
+
+/* sock:receivefrom([size]) -> data, ip, port (a unix path alone): an
+ * extension, for LuaSocket's udp:receivefrom (corosched.luasocket) */
+static int
+cs_udp_receivefrom(lua_State *L)
+{
+    return cs_udp_receive_any(L, 1);
 }
 
 /* }====== */
@@ -655,6 +755,8 @@ static const luaL_Reg cs_udp_methods[] = {
     {"bind", cs_udp_bind},
     {"send", cs_udp_send},
     {"receive", cs_udp_receive},
+    {"sendto", cs_udp_sendto},
+    {"receivefrom", cs_udp_receivefrom},
     {"settimeout", cs_udp_settimeout},
     {"close", cs_udp_close},
     {"getpeername", cs_udp_getpeername},

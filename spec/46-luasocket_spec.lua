@@ -572,10 +572,6 @@ describe("corosched.luasocket", function()
       assert.error_matches(function() socket.select({}, {}, 1) end,
         "socket.select is not available")
       local u = socket.udp()
-      assert.error_matches(function() u:sendto("x", HOST, 1) end,
-        "udp sendto is not available")
-      assert.error_matches(function() u:receivefrom() end,
-        "udp receivefrom is not available")
       assert.error_matches(function() u:setpeername("*") end,
         "setpeername%(\"%*\"%) is not available")
       assert.error_matches(function() socket.dns.tohostname(HOST) end,
@@ -634,6 +630,91 @@ describe("sock:shutdown(\"send\") (a cosocket extension)", function()
       cs.thread.kill(t)
       c:close()
       a:close()
+    end)
+  end)
+end)
+
+describe("udp sendto and receivefrom (cosocket extensions)", function()
+  after_each(helper.after_each)
+
+  it("send to an address from an unconnected socket; the sender's "
+     .. "address comes back", function()
+    helper.run(function()
+      local u = cs.socket.udp()
+      assert.equal(1, u:bind(HOST, 0))
+      local _, port = u:getsockname()
+      local w = cs.socket.udp()
+      assert.equal(1, w:sendto("one", HOST, port)) -- makes its socket
+      assert.equal(1, w:sendto({ "t", { "w", 0 } }, "localhost", port))
+      local _, wport = w:getsockname()
+      u:settimeout(1000)
+      assert.same({ "one", HOST, wport }, { u:receivefrom() })
+      assert.same({ "tw", HOST, wport }, { u:receivefrom(2) })
+      -- and back to it
+      assert.equal(1, u:sendto("reply", HOST, wport))
+      w:settimeout(1000)
+      assert.same({ "reply", HOST, port }, { w:receivefrom() })
+      -- a connected socket says who sent, too
+      local v = cs.socket.udp()
+      assert.equal(1, v:setpeername(HOST, port))
+      v:send("x")
+      local _, vport = v:getsockname()
+      assert.same({ "x", HOST, vport }, { u:receivefrom() })
+      assert.same({ nil, "socket is connected" },
+                  { v:sendto("x", HOST, port) })
+      u:settimeout(50)
+      assert.same({ nil, "timeout" }, { u:receivefrom() })
+      u:close()
+      v:close()
+      w:close()
+      assert.same({ nil, "closed" }, { u:receivefrom() })
+    end)
+  end)
+
+  it("unix datagram sockets: the sender's path", function()
+    helper.run(function()
+      local p1, p2 = net.unix_path(), net.unix_path()
+      local u, w = cs.socket.udp(), cs.socket.udp()
+      assert.equal(1, u:bind("unix:" .. p1))
+      assert.equal(1, w:bind("unix:" .. p2))
+      w:setpeername("unix:" .. p1)
+      w:send("hi")
+      u:settimeout(1000)
+      assert.same({ "hi", "unix:" .. p2 }, { u:receivefrom() })
+      u:close()
+      w:close()
+    end)
+  end)
+
+  it("bad arguments, names, busy, a kill while parked", function()
+    helper.run(function()
+      local u = cs.socket.udp()
+      assert.has_error(function() u:sendto("x", HOST) end,
+        "expecting 4 arguments (including the object), but got 3")
+      assert.has_error(function() u:receivefrom(1, 2) end,
+        "expecting 1 or 2 arguments (including the object), but got 3")
+      assert.error_matches(function() u:sendto(print, HOST, 1) end,
+        "got function")
+      assert.same({ nil, "bad port number: 0" }, { u:sendto("x", HOST, 0) })
+      assert.same({ nil, "bad port number: 70000" },
+                  { u:sendto("x", HOST, 70000) })
+      assert.same({ nil, "bad address" },
+                  { u:sendto("x", "example.org", 53) })
+      assert.equal(1, u:bind(HOST, 0))
+      local _, port = u:getsockname()
+      local t = cs.thread.spawn(function() return u:receivefrom() end)
+      cs.sleep(0.01)
+      assert.same({ nil, "socket busy" }, { u:receivefrom() })
+      -- a send goes out while another thread waits to receive
+      assert.equal(1, u:sendto("to self", HOST, port))
+      local ok, d, ip, p = cs.thread.wait(t)
+      assert.same({ true, "to self", HOST, port }, { ok, d, ip, p })
+      t = cs.thread.spawn(function() return u:receivefrom() end)
+      cs.sleep(0.01)
+      assert.equal(1, cs.thread.kill(t))
+      -- the kill closed it, as for every cosocket parked in I/O
+      assert.same({ nil, "closed" }, { u:receivefrom() })
+      u:close()
     end)
   end)
 end)

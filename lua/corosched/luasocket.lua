@@ -491,14 +491,37 @@ function udp.receive(self, size)
   return data
 end
 
-local function udp_unavailable(name)
-  return function()
-    error("corosched.luasocket: udp " .. name .. " is not available "
-          .. "(use setpeername, then send and receive)", 2)
+-- sendto takes address literals only, as LuaSocket 3.1's (AI_NUMERICHOST)
+local function udp_addr(host)
+  if sfind(host, "^%d+%.%d+%.%d+%.%d+$") or sfind(host, ":", 1, true) then
+    return host
   end
+  return nil, "Name or service not known"
 end
-udp.sendto = udp_unavailable("sendto")
-udp.receivefrom = udp_unavailable("receivefrom")
+
+function udp.sendto(self, data, ip, port)
+  checkclass(self, udp_mt, UUNCONN, "sendto")
+  data = checkstr(data, 1, "sendto")
+  ip = checkstr(ip, 2, "sendto")
+  port = checknum(port, 3, "sendto")
+  if self.closed then return nil, "closed" end
+  local addr, err = udp_addr(ip)
+  if not addr then return nil, err end
+  local ok
+  ok, err = self.s:sendto(data, addr, port)
+  if not ok then return nil, lserr(err) end
+  return #data + 0.0
+end
+
+function udp.receivefrom(self, size)
+  checkclass(self, udp_mt, UUNCONN, "receivefrom")
+  size = floor(checknum(size, 1, "receivefrom", M._DATAGRAMSIZE))
+  if self.closed then return nil, "closed" end
+  self.s:settimeout(timeout_ms(self))
+  local data, ip, port = self.s:receivefrom(size > 0 and size or 1)
+  if not data then return nil, lserr(ip) end
+  return data, ip, port
+end
 
 function udp.getsockname(self)
   checkclass(self, udp_mt, UANY, "getsockname")
