@@ -718,3 +718,100 @@ describe("udp sendto and receivefrom (cosocket extensions)", function()
     end)
   end)
 end)
+
+-- (another seed: CS_LS_SEED=n; more rounds: CS_STRESS_SCALE)
+describe("random arguments (seed 46)", function()
+  after_each(helper.after_each)
+
+  -- every call raises or returns; none crashes, parks for long or leaks
+  it("to corosched.luasocket's methods and the cosocket extensions",
+     function()
+    local socket = require "corosched.luasocket"
+    local VALUES = { 0, 1, -1, 2.5, -0.0, 1e300, 0 / 0, math.maxinteger,
+                     math.mininteger, "", "x", "*l", "*a", "*x", "l", "10",
+                     "-3", "127.0.0.1", "::1", "localhost", "unix:/nonexist",
+                     "send", "receive", "both", "bogus", "tcp-nodelay",
+                     "keepalive", "reuseaddr", "sndbuf", true, false, {},
+                     { "a", { "b" } }, print, 65535, 65536, 70000 }
+    math.randomseed(tonumber(os.getenv("CS_LS_SEED")) or 46)
+    local function any()
+      local n = math.random(0, 4)
+      local t = {}
+      for i = 1, n do t[i] = VALUES[math.random(#VALUES)] end
+      return t, n
+    end
+    local TCP = { "connect", "send", "receive", "shutdown", "setoption",
+                  "getoption", "getpeername", "getsockname", "getstats",
+                  "setstats", "getfamily", "getfd", "dirty", "gettimeout",
+                  "accept", "bind", "listen" }
+    local UDP = { "setsockname", "setpeername", "send", "receive", "sendto",
+                  "receivefrom", "getsockname", "getpeername", "getfamily",
+                  "setoption", "gettimeout" }
+    local RAW_TCP = { "shutdown", "send", "receive", "getsockname" }
+    local RAW_UDP = { "sendto", "receivefrom", "bind", "getsockname" }
+    helper.run(function()
+      -- the resolver's socket stays once made (names are looked up below)
+      cs.resolve("nonexistent.invalid")
+      local fds = helper.fds()
+      local l = assert(cs.socket.listen(HOST, 0))
+      local _, port = l:getsockname()
+      VALUES[#VALUES + 1] = port
+      local handlers = {}
+      local server = cs.thread.spawn(function()
+        while true do
+          local c = l:accept()
+          if not c then
+            for _, t in ipairs(handlers) do cs.thread.wait(t) end
+            return
+          end
+          c:send("data\n")
+          handlers[#handlers + 1] = cs.thread.spawn(function()
+            c:receive("*a") -- until the client closes
+            c:close()
+          end)
+        end
+      end)
+      local calls = 0
+      for _ = 1, 60 * helper.scale + 10 do
+        local objs = { socket.tcp(), socket.tcp4(), socket.udp(),
+                       assert(socket.connect(HOST, port)) }
+        local raw_t, raw_u = cs.socket.tcp(), cs.socket.udp()
+        assert(raw_t:connect(HOST, port))
+        for _ = 1, 30 do
+          local o = objs[math.random(#objs)]
+          o:settimeout(0.002)
+          raw_t:settimeout(2)
+          raw_u:settimeout(2)
+          local names = getmetatable(o).__tostring(o):find("^udp") and UDP
+                        or TCP
+          local name = names[math.random(#names)]
+          local args, n = any()
+          if name == "connect" then -- never to a name (the resolver)
+            args, n = { HOST, VALUES[math.random(#VALUES)] }, 2
+          end
+          pcall(o[name], o, table.unpack(args, 1, n))
+          calls = calls + 1
+          local r = math.random(2) == 1 and raw_t or raw_u
+          local list = r == raw_t and RAW_TCP or RAW_UDP
+          local rname = list[math.random(#list)]
+          args, n = any()
+          if rname == "sendto" and type(args[2]) == "string"
+             and not args[2]:find("^[%d.:]+$") then
+            args[2] = HOST -- never a name
+          end
+          pcall(r[rname], r, table.unpack(args, 1, n))
+          calls = calls + 1
+        end
+        for _, o in ipairs(objs) do o:close() end
+        raw_t:close()
+        raw_u:close()
+      end
+      l:close()
+      cs.thread.wait(server)
+      assert.truthy(calls > 600)
+      collectgarbage()
+      collectgarbage()
+      assert.equal(fds, helper.fds())
+    end, { timeout = 60 })
+  end)
+end)
