@@ -254,9 +254,11 @@ function tcp.send(self, data, i, j)
   i = checknum(i, 2, "send", 1)
   j = checknum(j, 3, "send", -1)
   local n = #data
+  -- truncated toward zero first, as LuaSocket's (long) casts do
+  i = i < 0 and -floor(-i) or floor(i)
+  j = j < 0 and -floor(-j) or floor(j)
   if i < 0 then i = n + i + 1 end
   if j < 0 then j = n + j + 1 end
-  i, j = floor(i), floor(j)
   if i < 1 then i = 1 end
   if j > n then j = n end
   if self.closed then return nil, "closed", i - 1.0 end
