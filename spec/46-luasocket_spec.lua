@@ -1,6 +1,6 @@
 -- corosched.luasocket: LuaSocket's `socket` module on cosockets.
 --
--- * Differential: spec/support/luasocket_probe.lua (120 lines of
+-- * Differential: spec/support/luasocket_probe.lua (122 lines of
 --   results: classes, return values, error strings, timeouts, partial
 --   data, prefixes, shutdown, servers, sinks and sources, DNS, UDP) runs
 --   with Debian's LuaSocket 3.1 in a child process and with this module

@@ -488,7 +488,9 @@ function udp.receive(self, size)
   if self.closed then return nil, "closed" end
   local ms = timeout_ms(self)
   self.s:settimeout(ms)
-  local data, err = self.s:receive(size > 0 and size or 1)
+  -- (a negative size is the whole datagram, as OpenResty's unsigned cast
+  -- makes it; LuaSocket answers "out of memory")
+  local data, err = self.s:receive(size >= 0 and size or M._DATAGRAMSIZE)
   if not data then return nil, lserr(err) end
   return data
 end
@@ -520,7 +522,8 @@ function udp.receivefrom(self, size)
   size = floor(checknum(size, 1, "receivefrom", M._DATAGRAMSIZE))
   if self.closed then return nil, "closed" end
   self.s:settimeout(timeout_ms(self))
-  local data, ip, port = self.s:receivefrom(size > 0 and size or 1)
+  local data, ip, port = self.s:receivefrom(size >= 0 and size
+                                            or M._DATAGRAMSIZE)
   if not data then return nil, lserr(ip) end
   return data, ip, port
 end
