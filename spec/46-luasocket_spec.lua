@@ -1,6 +1,6 @@
 -- corosched.luasocket: LuaSocket's `socket` module on cosockets.
 --
--- * Differential: spec/support/luasocket_probe.lua (122 lines of
+-- * Differential: spec/support/luasocket_probe.lua (125 lines of
 --   results: classes, return values, error strings, timeouts, partial
 --   data, prefixes, shutdown, servers, sinks and sources, DNS, UDP) runs
 --   with Debian's LuaSocket 3.1 in a child process and with this module
@@ -474,6 +474,15 @@ describe("corosched.luasocket", function()
       assert.equal(1, c:connect(HOST, port))
       assert.is_true(c:getoption("tcp-nodelay"))
       assert.is_true(c:getoption("keepalive"))
+      -- LuaSocket's options the cosocket lacks: nil, err (not raised)
+      for _, name in ipairs({ "linger", "tcp-keepidle", "reuseport",
+                              "tcp-fastopen" }) do
+        assert.same({ nil, "option '" .. name
+                           .. "' is not available in corosched" },
+                    { c:setoption(name, 1) })
+      end
+      assert.equal(1, c:setoption("maxline", 4096)) -- corosched's own
+      assert.equal(4096, c:getoption("maxline"))
       assert.same({ -1, -1 }, { c:gettimeout() })
       c:settimeout(0)
       assert.same({ nil, "timeout", "" }, { c:receive() })

@@ -141,6 +141,22 @@ local function any_addr(self, address)
   return self.fam == "inet6" and "::" or "0.0.0.0"
 end
 
+-- LuaSocket's option names -> the cosocket's; true: LuaSocket has it, the
+-- cosocket not (nil, err); absent: raises, as LuaSocket's unknown names
+local OPTIONS = {
+  ["keepalive"] = "keepalive", ["tcp-nodelay"] = "tcp-nodelay",
+  ["reuseaddr"] = "reuseaddr", ["send-buffer-size"] = "sndbuf",
+  ["recv-buffer-size"] = "rcvbuf",
+  ["maxline"] = "maxline", -- corosched's own
+  ["reuseport"] = true, -- for a server: kept for bind
+  ["linger"] = true, ["tcp-keepidle"] = true, ["tcp-keepcnt"] = true,
+  ["tcp-keepintvl"] = true, ["ipv6-v6only"] = true,
+  ["tcp-defer-accept"] = true, ["tcp-fastopen"] = true,
+  ["tcp-fastopen-connect"] = true,
+}
+local BOOLEAN = { ["keepalive"] = true, ["tcp-nodelay"] = true,
+                  ["reuseaddr"] = true }
+
 ------------------------------------------------------------------------
 -- TCP: tcp{master} (made by socket.tcp()), tcp{client} (connected or
 -- accepted), tcp{server} (bound and listening)
@@ -204,7 +220,8 @@ function tcp.connect(self, address, port)
   if not ok then return nil, lserr(err) end
   self.kind = "client"
   for name, value in pairs(self.opts or {}) do -- set before connect
-    self.s:setoption(name, value)
+    local o = OPTIONS[name]
+    if o ~= true then self.s:setoption(o, value) end
   end
   self.opts = nil
   return 1.0
@@ -218,8 +235,10 @@ function tcp.bind(self, address, port)
     l, err = cs.socket.listen("unix:" .. address)
   else
     port = checknum(port, 2, "bind")
+    local opts = self.opts or {}
     l, err = cs.socket.listen(address, port,
-                              { reuseaddr = self.reuseaddr or nil })
+                              { reuseaddr = opts.reuseaddr and true or nil,
+                                reuseport = opts.reuseport and true or nil })
   end
   if not l then return nil, err end
   -- the cosocket made by tcp() is left unused: the listener replaces it
@@ -346,28 +365,30 @@ function tcp.getsockname(self)
   return addr(self, "getsockname", "getsockname")
 end
 
-local BOOLEAN = { ["keepalive"] = true, ["tcp-nodelay"] = true,
-                  ["reuseaddr"] = true }
-local OPTIONS = {
-  ["keepalive"] = true, ["tcp-nodelay"] = true, ["reuseaddr"] = true,
-  ["sndbuf"] = true, ["rcvbuf"] = true, ["maxline"] = true,
-}
+local function option(name, fname)
+  local o = OPTIONS[name]
+  if not o then argerror(1, fname, "unsupported option `" .. name .. "'") end
+  return o
+end
+
+local function not_available(name)
+  return nil, "option '" .. name .. "' is not available in corosched"
+end
 
 function tcp.setoption(self, name, value)
   checkclass(self, tcp_mt, ANY, "setoption")
   name = checkstr(name, 1, "setoption")
-  if not OPTIONS[name] then
-    argerror(1, "setoption", "unsupported option `" .. name .. "'")
-  end
+  local o = option(name, "setoption")
   if self.kind ~= "client" then -- before connect or bind: kept for them
     if self.unspec then return nil, "setsockopt failed" end
-    if name == "reuseaddr" then self.reuseaddr = value and true end
+    if o == true and name ~= "reuseport" then return not_available(name) end
     self.opts = self.opts or {}
     self.opts[name] = value
     return 1.0
   end
+  if o == true then return not_available(name) end
   if self.closed then return nil, "closed" end
-  local ok, err = self.s:setoption(name, value)
+  local ok, err = self.s:setoption(o, value)
   if not ok then return nil, err end
   return 1.0
 end
@@ -375,20 +396,20 @@ end
 function tcp.getoption(self, name)
   checkclass(self, tcp_mt, ANY, "getoption")
   name = checkstr(name, 1, "getoption")
-  if not OPTIONS[name] then
-    argerror(1, "getoption", "unsupported option `" .. name .. "'")
-  end
+  local o = option(name, "getoption")
   if self.kind ~= "client" then
     if not self.unspec and self.opts and self.opts[name] ~= nil then
       return self.opts[name]
     end
     return nil, "getsockopt failed"
   end
+  if o == true then return not_available(name) end
   if self.closed then return nil, "closed" end
-  local v, err = self.s:getoption(name)
+  local v, err = self.s:getoption(o)
   if v == nil then return nil, err end
   if BOOLEAN[name] then return v ~= 0 end -- LuaSocket's booleans
-  return v
+  if o == "maxline" then return v end
+  return v + 0.0 -- LuaSocket's numbers are floats
 end
 
 function tcp.getstats(self)

@@ -112,6 +112,11 @@ local function probe(socket, PORT, print)
   P("nodelay", c:setoption("tcp-nodelay", true))
   P("keepalive", c:setoption("keepalive", true))
   P("getoption", c:getoption("tcp-nodelay"), c:getoption("keepalive"))
+  P("opt-bufsize", c:setoption("send-buffer-size", 16384),
+    c:getoption("send-buffer-size"), c:setoption("recv-buffer-size", 16384),
+    c:getoption("recv-buffer-size"))
+  E("opt-openresty-name", function() return c:setoption("sndbuf", 1) end)
+  E("getopt-unknown", function() return c:getoption("broadcast") end)
   local m = socket.tcp()
   P("master-option", m:setoption("tcp-nodelay", true))
   m:close()
