@@ -131,6 +131,7 @@ format:
 lint: cppcheck
 	@! grep -nP '.{81,}|\t' csrc/*.c csrc/*.h \
 	    || (echo "tabs or lines over 80 columns" >&2; exit 1)
+	@lua5.4 .ci/lua_globals.lua lua/corosched/*.lua
 
 # (the 10,000-thread stress spec is left out: under this collector it only
 # measures the collector)
