@@ -470,6 +470,20 @@ cs_udp_data(lua_State *L, size_t *lenp)
 }
 
 
+/* [-0, +1|2, m] what send and sendto return for a datagram of len bytes
+ * of which the system call took n (-1: errno) */
+static int
+cs_udp_sent(lua_State *L, ssize_t n, size_t len)
+{
+    if (n < 0)
+        return cs_sock_fail(L, cs_net_strerror(errno));
+    if ((size_t) n != len)
+        return cs_sock_fail(L, "partial write");
+    lua_pushinteger(L, 1);
+    return 1;
+}
+
+
 /* sock:send(data): one datagram */
 static int
 cs_udp_send(lua_State *L)
@@ -487,12 +501,7 @@ cs_udp_send(lua_State *L)
     if (u->s.fd < 0 || !u->connected)
         return cs_sock_fail(L, "closed");
     n = cs_net_senddgram(u->s.fd, p, len);
-    if (n < 0)
-        return cs_sock_fail(L, cs_net_strerror(errno));
-    if ((size_t) n != len)
-        return cs_sock_fail(L, "partial write");
-    lua_pushinteger(L, 1);
-    return 1;
+    return cs_udp_sent(L, n, len);
 }
 
 
@@ -538,12 +547,7 @@ cs_udp_sendto(lua_State *L)
         cs_sock_attach(&u->s, u->s.S, fd);
     }
     n = cs_net_sendto(fd, p, len, &a);
-    if (n < 0)
-        return cs_sock_fail(L, cs_net_strerror(errno));
-    if ((size_t) n != len)
-        return cs_sock_fail(L, "partial write");
-    lua_pushinteger(L, 1);
-    return 1;
+    return cs_udp_sent(L, n, len);
 }
 
 

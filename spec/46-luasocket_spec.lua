@@ -51,6 +51,23 @@ local function restore()
   for _, n in ipairs(NAMES) do package.loaded[n] = saved[n] end
 end
 
+-- polls srv.port until it accepts a connection (5 s at most); raises with
+-- the server's log when it does not
+local function wait_port(srv, what)
+  helper.run(function()
+    for _ = 1, 500 do
+      local c = cs.socket.tcp()
+      if c:connect(HOST, srv.port) then
+        c:close()
+        return
+      end
+      c:close()
+      cs.sleep(0.01)
+    end
+    error(what .. " did not start: " .. net.server_log(srv))
+  end)
+end
+
 describe("corosched.luasocket", function()
   local socket
 
@@ -265,18 +282,7 @@ describe("corosched.luasocket", function()
       -- the Debugging handler prints every message it is given
       net.spawn(srv, "smtp", ("%s -u -m aiosmtpd -n -l %s:%d "
         .. "-c aiosmtpd.handlers.Debugging"):format(PY, HOST, srv.port))
-      helper.run(function()
-        for _ = 1, 500 do
-          local c = socket.tcp()
-          if c:connect(HOST, srv.port) then
-            c:close()
-            return
-          end
-          c:close()
-          cs.sleep(0.01)
-        end
-        error("aiosmtpd did not start: " .. net.server_log(srv))
-      end)
+      wait_port(srv, "aiosmtpd")
     end)
 
     after_each(function()
@@ -367,18 +373,7 @@ describe("corosched.luasocket", function()
         .. "--appendonly no --daemonize no --dir %s --logfile ''")
         :format(net.sh_quote(REDIS_SERVER), srv.port,
                 net.sh_quote(srv.dir)))
-      helper.run(function()
-        for _ = 1, 500 do
-          local c = socket.tcp()
-          if c:connect(HOST, srv.port) then
-            c:close()
-            return
-          end
-          c:close()
-          cs.sleep(0.01)
-        end
-        error("redis-server did not start: " .. net.server_log(srv))
-      end)
+      wait_port(srv, "redis-server")
     end)
 
     after_each(function()
