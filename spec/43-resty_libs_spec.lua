@@ -55,33 +55,17 @@ local ALIASES = {
   ["resty.websocket.protocol"] = "nginx.websocket.protocol",
 }
 
-local names = {}
-for name in pairs(FILES) do names[#names + 1] = name end
-for name in pairs(ALIASES) do names[#names + 1] = name end
+local names, preload = ngx_env.preloader(FILES, ALIASES)
 -- what install() and the preloads below add, put back by each block's
 -- teardown with the ngx and unpack globals (as spec/40 and spec/41 do)
 local save_globals, restore_globals = ngx_env.saver(names)
-
-local function exists(path)
-  local f = io.open(path, "r")
-  if not f then return false end
-  f:close()
-  return true
-end
+local exists = net.exists
 
 -- the ngx global, then package.preload entries that load the Debian files
--- as they are (loadfile: nothing in them is changed)
 local function install_libs()
   save_globals()
   local ngx = ngxc.install()
-  for name, path in pairs(FILES) do
-    package.preload[name] = function(...)
-      return assert(loadfile(path))(...)
-    end
-  end
-  for name, target in pairs(ALIASES) do
-    package.preload[name] = function() return require(target) end
-  end
+  preload()
   return ngx
 end
 

@@ -18,11 +18,7 @@ local ffi
 local PROBE = "spec/support/ffi_probe.lua"
 local LUAJIT = "/usr/bin/luajit"
 
-local function exists(path)
-  local f = io.open(path, "r")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = require("spec.support.net").exists
 
 describe("the ffi stand-in (corosched.ngx)", function()
   before_each(function()

@@ -134,18 +134,10 @@ local ALIASES = {
   ["resty.websocket.server"] = "nginx.websocket.server",
 }
 
-local names = {}
-for name in pairs(FILES) do names[#names + 1] = name end
-for name in pairs(ALIASES) do names[#names + 1] = name end
+local names, preload = ngx_env.preloader(FILES, ALIASES)
 -- what install() and the preloads add, put back after each test
 local save_globals, restore_globals = ngx_env.saver(names)
-
-local function exists(path)
-  local f = io.open(path, "r")
-  if not f then return false end
-  f:close()
-  return true
-end
+local exists = net.exists
 
 local installed = true
 for _, path in pairs(FILES) do installed = installed and exists(path) end
@@ -208,14 +200,7 @@ local function setup()
     if sock then opened[#opened + 1] = sock end
     return sock, err
   end
-  for name, path in pairs(FILES) do
-    package.preload[name] = function(...)
-      return assert(loadfile(path))(...)
-    end
-  end
-  for name, target in pairs(ALIASES) do
-    package.preload[name] = function() return require(target) end
-  end
+  preload()
   proto = require "nginx.websocket.protocol"
 end
 

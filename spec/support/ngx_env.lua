@@ -12,6 +12,26 @@ local ngxc = require "corosched.ngx"
 
 local M = {}
 
+-- Debian's OpenResty libraries loaded as they are (loadfile: nothing in
+-- them is changed): files maps module names to paths, aliases names to
+-- those names. Returns every name (for M.saver) and a function that puts
+-- the package.preload entries in place.
+function M.preloader(files, aliases)
+  local names = {}
+  for name in pairs(files) do names[#names + 1] = name end
+  for name in pairs(aliases) do names[#names + 1] = name end
+  return names, function()
+    for name, path in pairs(files) do
+      package.preload[name] = function(...)
+        return assert(loadfile(path))(...)
+      end
+    end
+    for name, target in pairs(aliases) do
+      package.preload[name] = function() return require(target) end
+    end
+  end
+end
+
 -- save and restore functions for the module names in extra (optional)
 -- plus corosched.ngx's own
 function M.saver(extra)
