@@ -503,15 +503,20 @@ function udp.send(self, data)
   return #data + 0.0
 end
 
+-- receive's and receivefrom's size argument: a negative one is the whole
+-- datagram, as OpenResty's unsigned cast makes it (LuaSocket answers "out
+-- of memory")
+local function dgram_size(size, fname)
+  size = floor(checknum(size, 1, fname, M._DATAGRAMSIZE))
+  return size >= 0 and size or M._DATAGRAMSIZE
+end
+
 function udp.receive(self, size)
   checkclass(self, udp_mt, UANY, "receive")
-  size = floor(checknum(size, 1, "receive", M._DATAGRAMSIZE))
+  size = dgram_size(size, "receive")
   if self.closed then return nil, "closed" end
-  local ms = timeout_ms(self)
-  self.s:settimeout(ms)
-  -- (a negative size is the whole datagram, as OpenResty's unsigned cast
-  -- makes it; LuaSocket answers "out of memory")
-  local data, err = self.s:receive(size >= 0 and size or M._DATAGRAMSIZE)
+  arm(self)
+  local data, err = self.s:receive(size)
   if not data then return nil, lserr(err) end
   return data
 end
@@ -540,11 +545,10 @@ end
 
 function udp.receivefrom(self, size)
   checkclass(self, udp_mt, UUNCONN, "receivefrom")
-  size = floor(checknum(size, 1, "receivefrom", M._DATAGRAMSIZE))
+  size = dgram_size(size, "receivefrom")
   if self.closed then return nil, "closed" end
-  self.s:settimeout(timeout_ms(self))
-  local data, ip, port = self.s:receivefrom(size >= 0 and size
-                                            or M._DATAGRAMSIZE)
+  arm(self)
+  local data, ip, port = self.s:receivefrom(size)
   if not data then return nil, lserr(ip) end
   return data, ip, port
 end
