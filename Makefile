@@ -106,6 +106,10 @@ check-valgrind: deps
 run-busted:
 	$(BUSTED)
 
+# busted once per spec file of EACH_SPECS (files or directories), summed
+run-busted-each:
+	@sh .ci/busted_each.sh "$(BUSTED)" $(EACH_SPECS)
+
 # the socket specs again in a testing build whose recv/send move one byte
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
 SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua \
@@ -138,12 +142,13 @@ lint: cppcheck
 GCSTRESS_SPECS = $(filter-out spec/06-stress_spec.lua,$(wildcard spec/*_spec.lua)) spec/regress
 # the whole suite with the collector running flat out and a GC step after
 # every resume (testing build); its sockets take the path of systems
-# without epoll (a libevent event each), which no other gate runs
+# without epoll (a libevent event each), which no other gate runs. A
+# process per spec file: such a collector's cost grows with the live heap
 check-gcstress: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
 	CS_GC_STRESS=1 CS_NO_EPOLL=1 CS_STRESS_SCALE=0.01 \
 	    $(MAKE) --no-print-directory \
-	    BUILD=build-testing BUSTED_ARGS="$(GCSTRESS_SPECS)" run-busted
+	    BUILD=build-testing EACH_SPECS="$(GCSTRESS_SPECS)" run-busted-each
 
 # clang-tidy with a chosen check set, zero findings. unix.Malloc is off: it
 # cannot follow nodes unlinked from intrusive lists before they are freed
@@ -243,6 +248,6 @@ clean:
 	rm -rf build build-asan build-testing build-cov
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
-        check-shortio check-c fuzz check-gcstress tidy soak alloc-fail \
-        coverage record-openresty \
+        run-busted-each check-shortio check-c fuzz check-gcstress tidy \
+        soak alloc-fail coverage record-openresty \
         cppcheck format lint bench clean
