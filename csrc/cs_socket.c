@@ -79,6 +79,35 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
 }
 
 
+/*
+ * Wakes th, parked on s. It stays s->reader (or writer) until its
+ * continuation runs (cs_sock_resumed): as in OpenResty, whose handler
+ * resumes the thread at once, the socket is busy until the call returns,
+ * so a thread that runs in between gets "socket busy ..." and cannot take
+ * the data or the buffers of the operation in progress. A kill before that
+ * cancels the operation as while it was parked (the park's cleanup).
+ */
+static void
+cs_sock_wake(cs_sock_t *s, cs_thread_t *th, int wake)
+{
+    cs_cleanup_pt cleanup = th->cleanup;
+
+    cs_sched_wake(s->S, th, wake);
+    th->cleanup = cleanup; /* until it runs */
+}
+
+
+void
+cs_sock_resumed(cs_sock_t *s, cs_thread_t *th)
+{
+    th->cleanup = NULL;
+    if (s->reader == th)
+        s->reader = NULL;
+    if (s->writer == th)
+        s->writer = NULL;
+}
+
+
 /* s became readable (rdhup: the peer's FIN, a reset or an error came) */
 static void
 cs_sock_readable(cs_sock_t *s, int rdhup)
@@ -88,10 +117,8 @@ cs_sock_readable(cs_sock_t *s, int rdhup)
     s->rready = 1;
     if (rdhup)
         s->rdhup = 1;
-    if (th == NULL)
-        return;
-    s->reader = NULL;
-    cs_sched_wake(s->S, th, CS_SOCK_READY);
+    if (th != NULL && th->state == CS_TH_PARKED)
+        cs_sock_wake(s, th, CS_SOCK_READY);
 }
 
 
@@ -117,7 +144,6 @@ static void
 cs_sock_read_timeout(cs_sched_t *S, cs_tnode_t *n)
 {
     cs_thread_t *th = cs_link_data(n, cs_thread_t, tn);
-    cs_sock_t *s;
 
     if (th->iodl == 0)
         return;
@@ -128,9 +154,7 @@ cs_sock_read_timeout(cs_sched_t *S, cs_tnode_t *n)
         }
         return;
     }
-    s = th->data; /* parked by cs_sock_park_with */
-    s->reader = NULL;
-    cs_sched_wake(S, th, CS_SOCK_TIMEOUT);
+    cs_sock_wake(th->data, th, CS_SOCK_TIMEOUT); /* cs_sock_park_with's */
 }
 
 
@@ -140,10 +164,8 @@ cs_sock_writable(cs_sock_t *s, int wake)
 {
     cs_thread_t *th = s->writer;
 
-    if (th == NULL)
-        return;
-    s->writer = NULL;
-    cs_sched_wake(s->S, th, wake);
+    if (th != NULL && th->state == CS_TH_PARKED)
+        cs_sock_wake(s, th, wake);
 }
 
 
@@ -565,14 +587,11 @@ cs_sock_wake_all(cs_sock_t *s)
 {
     cs_thread_t *th;
 
-    if ((th = s->reader) != NULL) {
-        s->reader = NULL;
-        cs_sched_wake(s->S, th, CS_SOCK_CLOSED);
-    }
-    if ((th = s->writer) != NULL) {
-        s->writer = NULL;
-        cs_sched_wake(s->S, th, CS_SOCK_CLOSED);
-    }
+    /* (a thread woken already finds the socket closed when it runs) */
+    if ((th = s->reader) != NULL && th->state == CS_TH_PARKED)
+        cs_sock_wake(s, th, CS_SOCK_CLOSED);
+    if ((th = s->writer) != NULL && th->state == CS_TH_PARKED)
+        cs_sock_wake(s, th, CS_SOCK_CLOSED);
 }
 
 

@@ -76,6 +76,10 @@ int cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th,
                       cs_cleanup_pt cleanup, lua_KContext ctx,
                       lua_KFunction k);
 void cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th);
+/* the continuation of a parked operation calls this first when it resumes
+ * (status LUA_YIELD): th stops being s's reader or writer (the socket
+ * stays busy with th from the park until then, the wake-up included) */
+void cs_sock_resumed(cs_sock_t *s, cs_thread_t *th);
 
 /* frees the libevent write event, if any (sends rarely wait) */
 void cs_sock_drop_write_event(cs_sock_t *s);

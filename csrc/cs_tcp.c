@@ -562,6 +562,7 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
     int rc;
 
     if (status == LUA_YIELD) {
+        cs_sock_resumed(&u->s, th);
         if (th->wake == CS_SOCK_TIMEOUT)
             return cs_tcp_rx_fail(L, u, "timeout", 0);
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
@@ -946,6 +947,7 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
     ssize_t n;
 
     if (status == LUA_YIELD) {
+        cs_sock_resumed(&u->s, th);
         if (th->wake == CS_SOCK_TIMEOUT) {
             cs_tcp_write_failed(u);
             return cs_sock_fail(L, "timeout");
@@ -1437,8 +1439,9 @@ cs_tcp_connect_k(lua_State *L, int status, lua_KContext ctx)
     cs_thread_t *th = u->s.S->cur;
     int e;
 
-    (void) status;
+    (void) status; /* (always LUA_YIELD: it only follows a park) */
     (void) ctx;
+    cs_sock_resumed(&u->s, th);
     if (th->wake == CS_SOCK_TIMEOUT) {
         cs_tcp_close_conn(u);
         return cs_sock_fail(L, "timeout");
@@ -1675,6 +1678,7 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
     int rc;
 
     if (status == LUA_YIELD) {
+        cs_sock_resumed(&u->s, th);
         if (th->wake == CS_SOCK_TIMEOUT) {
             cs_tcp_close_conn(u);
             return cs_sock_fail(L, "timeout");
@@ -2437,6 +2441,7 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
     int fd;
 
     if (status == LUA_YIELD) {
+        cs_sock_resumed(&sv->s, th);
         if (th->wake == CS_SOCK_TIMEOUT)
             return cs_sock_fail(L, "timeout");
         if (th->wake == CS_SOCK_CLOSED || sv->s.fd < 0)

@@ -566,6 +566,7 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
     ssize_t n;
 
     if (status == LUA_YIELD) {
+        cs_sock_resumed(&u->s, th);
         if (th->wake == CS_SOCK_TIMEOUT)
             return cs_sock_fail(L, "timeout"); /* the socket stays usable */
         if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)

@@ -1,0 +1,338 @@
+-- A byte-stream model of the TCP cosocket's receives: a corosched peer
+-- writes a known random stream (short lines, long runs without a line
+-- end, many "--") in random chunks with random pauses, and a reader takes
+-- it with a random sequence of receive(n), "*l", "*a", receiveany and
+-- receiveuntil iterators (with and without a size, inclusive or not),
+-- each under a random timeout, most of them short. Everything a call
+-- returns, its partial data after a timeout included, plus what a
+-- receive consumes without returning (a line's LF, a pattern), must put
+-- the stream back together byte for byte: nothing lost, nothing twice,
+-- whatever the chunking, the timeouts and the buffered state. Meanwhile
+-- another thread checks that a second reader gets "socket busy reading"
+-- and sends on the same socket, and some sessions are killed at a random
+-- moment (what was read is then a prefix of the stream, and nothing is
+-- left open). A fixed seed (CS_MODEL_SEED picks another); a mismatch
+-- reports the seed, the offset and the last operations.
+local helper = require "spec.helper"
+local cs = helper.cs
+local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
+
+local SEED = tonumber(os.getenv("CS_MODEL_SEED")) or 15
+local PAT = "--"
+
+-- a generator of its own for each party (xorshift64): rand(n) in 1..n,
+-- rand(a, b) in a..b, as math.random, but unaffected by the others' draws
+local function prng(seed)
+  local x = seed * 2654435761 + 88172645463325252
+  return function(a, b)
+    x = x ~ (x << 13)
+    x = x ~ (x >> 7)
+    x = x ~ (x << 17)
+    if not b then a, b = 1, a end
+    return a + (x >> 11) % (b - a + 1)
+  end
+end
+
+-- the stream: pieces of short lines over "ab-\n" and runs of up to 5,000
+-- bytes without a line end; it ends with a line end, so that no reader
+-- holds a partial match of PAT when the stream ends
+local function make_stream(rand, len)
+  local t, n = {}, 0
+  local alphabet = { "a", "a", "a", "a", "b", "-", "-", "\n" }
+  while n < len do
+    local piece
+    if rand(10) == 1 then
+      piece = string.rep("x", rand(500, 5000))
+    else
+      local c = {}
+      for i = 1, rand(1, 200) do c[i] = alphabet[rand(#alphabet)] end
+      piece = table.concat(c)
+    end
+    t[#t + 1] = piece
+    n = n + #piece
+  end
+  t[#t + 1] = "END\n"
+  return table.concat(t)
+end
+
+-- the peer of one session: writes `stream` in random chunks with random
+-- pauses, ends its sending half, and drains what the client sends until
+-- the client closes
+local function serve(c, stream, rand)
+  local drain = spawn(function()
+    c:settimeout(60000)
+    while true do
+      local d = c:receiveany(65536)
+      if not d then return end
+    end
+  end)
+  local sizes = { 1, 3, 17, 100, 1000, 1460, 9000 }
+  local pos = 1
+  while pos <= #stream do
+    local n = rand(1, sizes[rand(#sizes)])
+    local ok, err = c:send(stream:sub(pos, pos + n - 1))
+    if not ok then
+      -- the reader's thread was killed: the client socket is gone
+      break
+    end
+    pos = pos + n
+    local r = rand(4)
+    if r == 1 then cs.sleep(rand(0, 3) / 1000) elseif r == 2 then
+      cs.sleep(0)
+    end
+  end
+  c:shutdown("send")
+  wait(drain)
+  c:close()
+end
+
+-- the reader of one session; returns what it put back together and
+-- whether it saw the end of the stream
+local function read_all(sock, rand, log, state, got)
+  local function put(s) got[#got + 1] = s end
+  local timeouts = { 1, 1, 2, 5, 20, 1000 }
+  local function check(cond, what, ...)
+    if not cond then
+      local a, b, c = ...
+      error(("%s: returned %s, %s, %s; the last calls: %s"):format(what,
+        tostring(a), tostring(b), tostring(c),
+        table.concat(log, " | ", math.max(1, #log - 12))), 0)
+    end
+  end
+  -- calls op and records its results; returns them
+  local function call(name, f, ...)
+    state.reading = true
+    local a, b, c = f(...)
+    state.reading = false
+    log[#log + 1] = ("%s -> %s %s %s"):format(name, a and #a or "nil",
+                                               tostring(b),
+                                               c and #c or "nil")
+    if #log > 64 then table.remove(log, 1) end
+    return a, b, c
+  end
+  -- an error result: "timeout" (go on) or "closed" (the end): partial kept
+  local function failed(name, a, b, c)
+    check(a == nil and (b == "timeout" or b == "closed")
+          and type(c) == "string", name .. ": unexpected result", a, b, c)
+    put(c)
+    return b == "closed"
+  end
+
+  while true do
+    sock:settimeout(timeouts[rand(#timeouts)])
+    local op = rand(100)
+    if op <= 30 then
+      local n = rand(1, rand(2) == 1 and 20 or 3000)
+      local a, b, c = call("receive(" .. n .. ")", sock.receive, sock, n)
+      if a then
+        check(#a == n, "receive(n): wrong length", a, b, c)
+        put(a)
+      elseif failed("receive(n)", a, b, c) then
+        return true
+      end
+    elseif op <= 50 then
+      local a, b, c = call("*l", sock.receive, sock, "*l")
+      if a then
+        check(not a:find("\n", 1, true), "*l: a LF inside", a, b, c)
+        put(a)
+        put("\n")
+      elseif failed("*l", a, b, c) then
+        return true
+      end
+    elseif op <= 62 then
+      local max = rand(1, rand(2) == 1 and 10 or 70000)
+      local a, b, c = call("any(" .. max .. ")", sock.receiveany, sock, max)
+      if a then
+        check(#a >= 1 and #a <= max, "receiveany: wrong length", a, b, c)
+        put(a)
+      else
+        check(a == nil and (b == "timeout" or b == "closed"),
+              "receiveany: unexpected result", a, b, c)
+        if c then put(c) end
+        if b == "closed" then return true end
+      end
+    elseif op <= 98 then
+      -- an iterator, used until it reaches PAT or the stream ends: after a
+      -- timeout it holds the bytes of a partial match (OpenResty's rule),
+      -- which only its next calls give back
+      local inclusive = rand(2) == 1
+      local it = sock:receiveuntil(PAT, { inclusive = inclusive })
+      local size = rand(3) == 1 and rand(1, 50) or nil
+      local name = ("until(%s,%s)"):format(tostring(size), tostring(inclusive))
+      while true do
+        local a, b, c
+        if size then a, b, c = call(name, it, size)
+        else a, b, c = call(name, it) end -- (it(nil) raises)
+        if a then
+          if size then
+            check(#a <= size + (inclusive and #PAT or 0),
+                  name .. ": a chunk over its size", a, b, c)
+            put(a)
+          else
+            if inclusive then
+              check(a:sub(-#PAT) == PAT, name .. ": no pattern", a, b, c)
+              put(a)
+            else
+              put(a)
+              put(PAT)
+            end
+            break
+          end
+        elseif size and b == nil then -- the boundary, after the last chunk
+          check(c == nil, name .. ": boundary with data", a, b, c)
+          if not inclusive then put(PAT) end
+          break
+        elseif failed(name, a, b, c) then
+          return true
+        end
+        -- (a timeout, or a chunk: the same iterator goes on)
+        sock:settimeout(timeouts[rand(#timeouts)])
+      end
+    else
+      sock:settimeout(1000)
+      local a, b, c = call("*a", sock.receive, sock, "*a")
+      if a then
+        put(a)
+        return true
+      elseif failed("*a", a, b, c) then
+        return true
+      end
+    end
+    local r = rand(8)
+    if r == 1 then cs.sleep(0) elseif r == 2 then cs.sleep(rand(1, 3) / 1000) end
+  end
+end
+
+-- one session on its own connection; kill_after: seconds after which the
+-- reader is killed, or nil. Returns the stream, what the reader put back
+-- together and whether it read to the end
+local function session(port, seed, len, kill_after, streams)
+  local stream = make_stream(prng(seed), len)
+  local idx = #streams + 1
+  streams[idx] = { stream = stream, seed = seed }
+  local rand = prng(seed + 1)
+  local sock = cs.socket.tcp()
+  sock:settimeout(5000 * helper.slack)
+  assert(sock:connect("127.0.0.1", port))
+  assert(sock:send(idx .. "\n"))
+  local log = { "seed " .. seed }
+  local state, got = { reading = false, done = false }, {}
+
+  local reader = spawn(read_all, sock, rand, log, state, got)
+  -- a second reader and a writer on the same socket, meanwhile
+  local other = spawn(function()
+    local orand = prng(seed + 2)
+    while not state.done do
+      if state.reading then
+        -- the reader is parked in a receive (it sets `reading` around
+        -- its calls, and only this thread runs in between)
+        local a, b = sock:receive(1)
+        assert(a == nil and b == "socket busy reading",
+               "a second reader: " .. tostring(a) .. " " .. tostring(b))
+        a, b = sock:receiveany(10)
+        assert(a == nil and b == "socket busy reading",
+               "a second receiveany: " .. tostring(a) .. " " .. tostring(b))
+      end
+      if orand(3) == 1 then
+        -- "closed" once the reader met the end (a read error closes the
+        -- socket) or was killed in a receive
+        local n, err = sock:send("ping")
+        assert(n == 4 or err == "closed",
+               "send: " .. tostring(n) .. " " .. tostring(err))
+      end
+      cs.sleep(orand(0, 2) / 1000)
+    end
+  end)
+
+  local ended = false
+  if kill_after then
+    cs.sleep(kill_after)
+    if cs.thread.status(reader) ~= "zombie" then
+      assert.equal(1, kill(reader))
+      state.reading = false
+    end
+  end
+  if cs.thread.status(reader) ~= "dead" then
+    local ok, e = wait(reader)
+    if not ok then
+      state.done = true
+      wait(other)
+      sock:close()
+      error(e, 0)
+    end
+    ended = e
+  end
+  state.done = true
+  assert(wait(other))
+  sock:close()
+  return stream, table.concat(got), ended
+end
+
+local function first_difference(a, b)
+  for i = 1, math.max(#a, #b) do
+    if a:byte(i) ~= b:byte(i) then return i end
+  end
+end
+
+describe("tcp receive model", function()
+  after_each(helper.after_each)
+
+  it("random receives under random timeouts put the stream back "
+     .. "together, byte for byte", function()
+    local rand = prng(SEED)
+    local rounds = math.floor(8 * helper.scale) + 2
+    local per_round = 4
+    local len = math.floor(40000 / helper.slack)
+    helper.run(function() cs.sleep(0) end) -- (the loop's own descriptors)
+    local fds = helper.fds()
+    local whole, killed = 0, 0
+
+    helper.run(function()
+      local srv = assert(cs.socket.listen("127.0.0.1", 0))
+      local _, port = srv:getsockname()
+      local streams = {}
+      local acceptor = spawn(function()
+        local peers = {}
+        while true do
+          local c = srv:accept()
+          if not c then break end
+          peers[#peers + 1] = spawn(function()
+            c:settimeout(5000 * helper.slack)
+            local st = streams[tonumber(assert(c:receive("*l")))]
+            serve(c, st.stream, prng(st.seed + 3))
+          end)
+        end
+        for _, p in ipairs(peers) do assert(wait(p)) end
+      end)
+
+      local ok, err = pcall(function()
+      for round = 1, rounds do
+        local ts = {}
+        for s = 1, per_round do
+          local kill_after = rand(5) == 1 and rand(0, 30) / 1000 or nil
+          ts[s] = spawn(session, port, SEED * 1000 + round * 10 + s,
+                        len + rand(0, 100), kill_after, streams)
+        end
+        for s = 1, per_round do
+          local ok, stream, got, ended = wait(ts[s])
+          assert(ok, stream)
+          if got ~= stream:sub(1, #got) or (ended and got ~= stream) then
+            local at = first_difference(stream, got)
+            error(("seed %d, round %d, session %d: the stream differs at "
+                   .. "byte %d of %d (%d read): expected %q, read %q")
+              :format(SEED, round, s, at, #stream, #got,
+                      stream:sub(at, at + 20), got:sub(at, at + 20)), 0)
+          end
+          if ended then whole = whole + 1 else killed = killed + 1 end
+        end
+      end
+      end)
+      srv:close() -- (also after a failure: the acceptor ends)
+      assert(wait(acceptor))
+      assert(ok, err)
+    end, { timeout = 60 })
+
+    assert.is_true(whole >= 1)
+    assert.equal(fds, helper.fds())
+  end)
+end)
