@@ -11,14 +11,22 @@
 -- another thread checks that a second reader gets "socket busy reading"
 -- and sends on the same socket, and some sessions are killed at a random
 -- moment (what was read is then a prefix of the stream, and nothing is
--- left open). A fixed seed (CS_MODEL_SEED picks another); a mismatch
--- reports the seed, the offset and the last operations.
+-- left open). The other way, random sends (strings up to 200 KB, nested
+-- arrays of strings and integers), a few under a timeout short enough to
+-- expire, reach a peer that reads with random sizes and pauses as exactly
+-- the bytes of the sends that succeeded (then a prefix of the one that
+-- timed out), while a second writer gets "socket busy writing". A fixed
+-- seed (CS_MODEL_SEED picks another); a mismatch reports the seed, the
+-- offset and the last operations.
 local helper = require "spec.helper"
+local net = require "spec.support.net"
 local cs = helper.cs
 local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 
 local SEED = tonumber(os.getenv("CS_MODEL_SEED")) or 15
 local PAT = "--"
+-- how many times a second reader or writer met "socket busy ..."
+local busy_seen = 0
 
 -- a generator of its own for each party (xorshift64): rand(n) in 1..n,
 -- rand(a, b) in a..b, as math.random, but unaffected by the others' draws
@@ -232,6 +240,7 @@ local function session(port, seed, len, kill_after, streams)
         a, b = sock:receiveany(10)
         assert(a == nil and b == "socket busy reading",
                "a second receiveany: " .. tostring(a) .. " " .. tostring(b))
+        busy_seen = busy_seen + 1
       end
       if orand(3) == 1 then
         -- "closed" once the reader met the end (a read error closes the
@@ -268,6 +277,133 @@ local function session(port, seed, len, kill_after, streams)
   return stream, table.concat(got), ended
 end
 
+-- a random argument for send: a string, or a nested array of strings and
+-- integers; returns it and the bytes it stands for
+local function make_piece(rand, max)
+  local block = {}
+  for i = 1, 64 do block[i] = string.char(rand(0, 255)) end
+  local base = table.concat(block)
+  local function str(n)
+    local k = rand(1, 64)
+    return base:rep(n // 64 + 2):sub(k, k + n - 1)
+  end
+  if rand(10) <= 6 then
+    local v = str(rand(3) == 1 and rand(1, max) or rand(0, 300))
+    return v, v
+  end
+  local parts = {}
+  local function array(depth)
+    local t = {}
+    for i = 1, rand(1, 5) do
+      local r = rand(4)
+      if r == 1 and depth < 4 then
+        t[i] = array(depth + 1)
+      elseif r == 2 then
+        t[i] = rand(-100000, 100000)
+        parts[#parts + 1] = tostring(t[i])
+      else
+        t[i] = str(rand(0, 50))
+        parts[#parts + 1] = t[i]
+      end
+    end
+    return t
+  end
+  local t = array(1)
+  return t, table.concat(parts)
+end
+
+-- one connection: the client sends random pieces, the peer reads; returns
+-- what was sent whole, the piece whose send timed out (or nil) and what
+-- the peer received
+local function send_session(seed, npieces, first)
+  local rand = prng(seed)
+  local prand = prng(seed + 1)
+  local max = net.short_io and 2000 or math.floor(200000 / helper.slack)
+  local c, p = net.pair()
+  -- small buffers: sends park, and some time out. The first session
+  -- starts with a send of 100 KB while the peer waits, so that the second
+  -- writer meets a parked one at least once
+  if first or rand(2) == 1 then
+    assert(c:setoption("sndbuf", 4096))
+    assert(p:setoption("rcvbuf", 4096))
+  end
+  local sent, cut = {}, nil
+  local state = { writing = false, done = false }
+
+  local peer = spawn(function()
+    local got = {}
+    p:settimeout(10000 * helper.slack)
+    if first then cs.sleep(0.05) end
+    while true do
+      local r, d, err, partial = prand(3)
+      if r == 1 then
+        d, err, partial = p:receive(prand(1, 70000))
+      elseif r == 2 then
+        d, err = p:receiveany(prand(1, 70000))
+      else
+        d, err, partial = p:receive("*a")
+      end
+      if d then
+        got[#got + 1] = d
+        if r == 3 then break end
+      else
+        assert(err == "closed", "the peer: " .. tostring(err))
+        got[#got + 1] = partial
+        break
+      end
+      local pause = prand(10)
+      if pause <= 3 then
+        cs.sleep(prand(0, 3) / 1000)
+      elseif pause == 4 then -- longer than a short send timeout
+        cs.sleep(prand(8, 20) / 1000)
+      end
+    end
+    p:close()
+    return table.concat(got)
+  end)
+  local other = spawn(function()
+    local orand = prng(seed + 2)
+    while not state.done do
+      if state.writing then -- the writer is parked in send
+        local n, err = c:send("X")
+        assert(n == nil and err == "socket busy writing",
+               "a second writer: " .. tostring(n) .. " " .. tostring(err))
+        busy_seen = busy_seen + 1
+      end
+      cs.sleep(orand(0, 2) / 1000)
+    end
+  end)
+
+  for i = 1, npieces do
+    local piece, bytes = make_piece(rand, max)
+    if first and i == 1 then
+      piece = string.rep("f", net.big(100000))
+      bytes = piece
+    end
+    c:settimeout((i > 1 and rand(20) == 1) and rand(1, 5)
+                 or 10000 * helper.slack)
+    state.writing = true
+    local n, err = c:send(piece)
+    state.writing = false
+    if n then
+      assert(n == #bytes, "send returned " .. tostring(n) .. " for "
+             .. #bytes .. " bytes")
+      sent[#sent + 1] = bytes
+    else
+      assert(err == "timeout", "send: " .. tostring(err))
+      cut = bytes
+      break
+    end
+    if rand(6) == 1 then cs.sleep(rand(0, 2) / 1000) end
+  end
+  state.done = true
+  assert(wait(other))
+  c:close()
+  local ok, got = wait(peer)
+  assert(ok, got)
+  return table.concat(sent), cut, got
+end
+
 local function first_difference(a, b)
   for i = 1, math.max(#a, #b) do
     if a:byte(i) ~= b:byte(i) then return i end
@@ -286,6 +422,7 @@ describe("tcp receive model", function()
     helper.run(function() cs.sleep(0) end) -- (the loop's own descriptors)
     local fds = helper.fds()
     local whole, killed = 0, 0
+    busy_seen = 0
 
     helper.run(function()
       local srv = assert(cs.socket.listen("127.0.0.1", 0))
@@ -333,6 +470,42 @@ describe("tcp receive model", function()
     end, { timeout = 60 })
 
     assert.is_true(whole >= 1)
+    assert.is_true(busy_seen >= 1)
+    assert.equal(fds, helper.fds())
+  end)
+
+  it("random sends reach the peer as sent, byte for byte", function()
+    local rand = prng(SEED + 7)
+    local sessions = math.floor(6 * helper.scale) + 2
+    helper.run(function() cs.sleep(0) end) -- (the loop's own descriptors)
+    local fds = helper.fds()
+    busy_seen = 0
+
+    helper.run(function()
+      local ts = {}
+      for i = 1, sessions do
+        ts[i] = spawn(send_session, SEED * 1000 + 500 + i, rand(5, 40),
+                      i == 1)
+      end
+      for i = 1, sessions do
+        local ok, all, cut, got = wait(ts[i])
+        assert(ok, all)
+        local expect_end = cut and #all + #cut or #all
+        local good = got:sub(1, #all) == all and #got <= expect_end
+          and (cut == nil and #got == #all
+               or cut ~= nil and got:sub(#all + 1) == cut:sub(1, #got - #all))
+        if not good then
+          local whole = all .. (cut or "")
+          local at = first_difference(whole, got) or #got + 1
+          error(("seed %d, session %d: the peer received %d bytes, %d "
+                 .. "sent whole%s; they differ at byte %d")
+            :format(SEED, i, #got, #all,
+                    cut and (" and " .. #cut .. " cut short") or "", at), 0)
+        end
+      end
+    end, { timeout = 60 })
+
+    assert.is_true(busy_seen >= 1)
     assert.equal(fds, helper.fds())
   end)
 end)
