@@ -94,11 +94,18 @@ local function serve(c, stream, rand)
   c:close()
 end
 
--- the reader of one session; returns what it put back together and
--- whether it saw the end of the stream
-local function read_all(sock, rand, log, state, got)
-  local function put(s) got[#got + 1] = s end
-  local timeouts = { 1, 1, 2, 5, 20, 1000 }
+-- the reader of one session: puts what it reads back together in `got`;
+-- returns true when it saw the end of the stream. With `limit` (a peer
+-- that never closes: TLS), it reads `limit` bytes, no "*a"
+local function read_all(sock, rand, log, state, got, limit)
+  local total = 0
+  local function put(s)
+    got[#got + 1] = s
+    total = total + #s
+  end
+  -- (with a limit, the end of the stream is no close: an operation that
+  -- wants more than is left waits for its whole timeout)
+  local timeouts = { 1, 1, 2, 5, 20, limit and 50 or 1000 }
   local function check(cond, what, ...)
     if not cond then
       local a, b, c = ...
@@ -127,10 +134,13 @@ local function read_all(sock, rand, log, state, got)
   end
 
   while true do
+    if limit and total >= limit then return true end
     sock:settimeout(timeouts[rand(#timeouts)])
     local op = rand(100)
+    if op > 98 and limit then op = 1 end
     if op <= 30 then
       local n = rand(1, rand(2) == 1 and 20 or 3000)
+      if limit then n = math.min(n, limit - total) end
       local a, b, c = call("receive(" .. n .. ")", sock.receive, sock, n)
       if a then
         check(#a == n, "receive(n): wrong length", a, b, c)
@@ -193,6 +203,7 @@ local function read_all(sock, rand, log, state, got)
         elseif failed(name, a, b, c) then
           return true
         end
+        if limit and total >= limit then return true end
         -- (a timeout, or a chunk: the same iterator goes on)
         sock:settimeout(timeouts[rand(#timeouts)])
       end
@@ -320,13 +331,6 @@ local function send_session(seed, npieces, first)
   local prand = prng(seed + 1)
   local max = net.short_io and 2000 or math.floor(200000 / helper.slack)
   local c, p = net.pair()
-  -- small buffers: sends park, and some time out. The first session
-  -- starts with a send of 100 KB while the peer waits, so that the second
-  -- writer meets a parked one at least once
-  if first or rand(2) == 1 then
-    assert(c:setoption("sndbuf", 4096))
-    assert(p:setoption("rcvbuf", 4096))
-  end
   local sent, cut = {}, nil
   local state = { writing = false, done = false }
 
@@ -351,11 +355,11 @@ local function send_session(seed, npieces, first)
         got[#got + 1] = partial
         break
       end
-      local pause = prand(10)
-      if pause <= 3 then
-        cs.sleep(prand(0, 3) / 1000)
-      elseif pause == 4 then -- longer than a short send timeout
-        cs.sleep(prand(8, 20) / 1000)
+      local pause = prand(20)
+      if pause <= 4 then
+        cs.sleep(prand(0, 2) / 1000)
+      elseif pause == 5 then -- longer than a short send timeout
+        cs.sleep(prand(6, 12) / 1000)
       end
     end
     p:close()
@@ -376,11 +380,15 @@ local function send_session(seed, npieces, first)
 
   for i = 1, npieces do
     local piece, bytes = make_piece(rand, max)
-    if first and i == 1 then
-      piece = string.rep("f", net.big(100000))
+    -- now and then more than the kernel's buffers hold: the send parks
+    -- until the peer reads (the first session starts so while its peer
+    -- waits, and its second writer meets a parked one), or times out
+    if (first and i == 1) or rand(25) == 1 then
+      piece = string.rep(string.char(rand(97, 122)),
+                         net.big(16 * 1024 * 1024))
       bytes = piece
     end
-    c:settimeout((i > 1 and rand(20) == 1) and rand(1, 5)
+    c:settimeout((i > 1 and rand(10) == 1) and rand(1, 5)
                  or 10000 * helper.slack)
     state.writing = true
     local n, err = c:send(piece)
@@ -402,6 +410,34 @@ local function send_session(seed, npieces, first)
   local ok, got = wait(peer)
   assert(ok, got)
   return table.concat(sent), cut, got
+end
+
+-- one session over TLS to the echo peer: a writer thread sends the
+-- stream in random pieces with random pauses, the reader takes the echo
+-- back; returns the stream and what the reader put back together
+local function tls_session(srv, cafile, seed, len)
+  local stream = make_stream(prng(seed), len)
+  local rand, wrand = prng(seed + 1), prng(seed + 2)
+  local sock = cs.socket.tcp()
+  sock:settimeout(5000 * helper.slack)
+  assert(sock:setcafile(cafile))
+  assert(sock:connect(srv.host, srv.port))
+  assert(sock:sslhandshake(false, "localhost"))
+  local log, state, got = { "seed " .. seed }, { reading = false }, {}
+  local writer = spawn(function()
+    local pos = 1
+    while pos <= #stream do
+      local n = wrand(1, ({ 1, 10, 200, 5000 })[wrand(4)])
+      assert(sock:send(stream:sub(pos, pos + n - 1)))
+      pos = pos + n
+      if wrand(3) == 1 then cs.sleep(wrand(0, 3) / 1000) end
+    end
+  end)
+  local reader = spawn(read_all, sock, rand, log, state, got, #stream)
+  assert(wait(reader))
+  assert(wait(writer))
+  sock:close()
+  return stream, table.concat(got)
 end
 
 local function first_difference(a, b)
@@ -472,6 +508,39 @@ describe("tcp receive model", function()
     assert.is_true(whole >= 1)
     assert.is_true(busy_seen >= 1)
     assert.equal(fds, helper.fds())
+  end)
+
+  it("over TLS too: random receives of an echoed stream", function()
+    local tls = require "spec.support.tls"
+    local ok, why = tls.available()
+    if not ok then
+      pending(why)
+      return
+    end
+    local C = tls.certs()
+    local srv = tls.server({ mode = "echo" })
+    local rand = prng(SEED + 5)
+    local sessions = math.floor(4 * helper.scale) + 2
+    local len = math.floor(20000 / helper.slack)
+    helper.run(function()
+      local ts = {}
+      for i = 1, sessions do
+        ts[i] = spawn(tls_session, srv, C.ca_crt, SEED * 1000 + 700 + i,
+                      len + rand(0, 100))
+      end
+      for i = 1, sessions do
+        local ok2, stream, got = wait(ts[i])
+        assert(ok2, stream)
+        if got ~= stream then
+          local at = first_difference(stream, got)
+          error(("seed %d, TLS session %d: the stream differs at byte %d "
+                 .. "of %d (%d read): expected %q, read %q")
+            :format(SEED, i, at, #stream, #got, stream:sub(at, at + 20),
+                    got:sub(at, at + 20)), 0)
+        end
+      end
+    end, { timeout = 60 })
+    srv:stop()
   end)
 
   it("random sends reach the peer as sent, byte for byte", function()
