@@ -2,8 +2,10 @@
 -- writes a known random stream (short lines, long runs without a line
 -- end, many "--") in random chunks with random pauses, and a reader takes
 -- it with a random sequence of receive(n), "*l", "*a", receiveany and
--- receiveuntil iterators (with and without a size, inclusive or not),
--- each under a random timeout, most of them short. Everything a call
+-- receiveuntil iterators (self-overlapping patterns too; with and without
+-- a size, inclusive or not, some left after a chunk), each under a random
+-- timeout, most of them short; over TLS too, the stream echoed by a
+-- Python peer. Everything a call
 -- returns, its partial data after a timeout included, plus what a
 -- receive consumes without returning (a line's LF, a pattern), must put
 -- the stream back together byte for byte: nothing lost, nothing twice,
@@ -24,7 +26,9 @@ local cs = helper.cs
 local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 
 local SEED = tonumber(os.getenv("CS_MODEL_SEED")) or 15
-local PAT = "--"
+-- receiveuntil's patterns, self-overlapping ones among them; none can
+-- start inside the stream's last bytes, "END\n"
+local PATS = { "--", "--", "a-a", "aaa", "-b", "ab-ab", "x-", "---" }
 -- how many times a second reader or writer met "socket busy ..."
 local busy_seen = 0
 
@@ -43,7 +47,7 @@ end
 
 -- the stream: pieces of short lines over "ab-\n" and runs of up to 5,000
 -- bytes without a line end; it ends with a line end, so that no reader
--- holds a partial match of PAT when the stream ends
+-- holds a partial match of a pattern when the stream ends
 local function make_stream(rand, len)
   local t, n = {}, 0
   local alphabet = { "a", "a", "a", "a", "b", "-", "-", "\n" }
@@ -170,35 +174,41 @@ local function read_all(sock, rand, log, state, got, limit)
         if b == "closed" then return true end
       end
     elseif op <= 98 then
-      -- an iterator, used until it reaches PAT or the stream ends: after a
-      -- timeout it holds the bytes of a partial match (OpenResty's rule),
-      -- which only its next calls give back
+      -- an iterator, used until it reaches pat or the stream ends (or,
+      -- now and then, left after a whole chunk): after a timeout it holds
+      -- the bytes of a partial match (OpenResty's rule), which only its
+      -- next calls give back
       local inclusive = rand(2) == 1
-      local it = sock:receiveuntil(PAT, { inclusive = inclusive })
+      local pat = PATS[rand(#PATS)]
+      local it = sock:receiveuntil(pat, { inclusive = inclusive })
       local size = rand(3) == 1 and rand(1, 50) or nil
-      local name = ("until(%s,%s)"):format(tostring(size), tostring(inclusive))
+      local name = ("until(%q,%s,%s)"):format(pat, tostring(size),
+                                              tostring(inclusive))
       while true do
         local a, b, c
         if size then a, b, c = call(name, it, size)
         else a, b, c = call(name, it) end -- (it(nil) raises)
         if a then
           if size then
-            check(#a <= size + (inclusive and #PAT or 0),
+            check(#a <= size + (inclusive and #pat or 0),
                   name .. ": a chunk over its size", a, b, c)
             put(a)
+            -- left after a whole chunk (so the pattern was not met): the
+            -- bytes of a partial match it holds go to the next reader
+            if not inclusive and #a == size and rand(4) == 1 then break end
           else
             if inclusive then
-              check(a:sub(-#PAT) == PAT, name .. ": no pattern", a, b, c)
+              check(a:sub(-#pat) == pat, name .. ": no pattern", a, b, c)
               put(a)
             else
               put(a)
-              put(PAT)
+              put(pat)
             end
             break
           end
         elseif size and b == nil then -- the boundary, after the last chunk
           check(c == nil, name .. ": boundary with data", a, b, c)
-          if not inclusive then put(PAT) end
+          if not inclusive then put(pat) end
           break
         elseif failed(name, a, b, c) then
           return true
