@@ -840,8 +840,12 @@ cs_dns_cb(int err, struct evutil_addrinfo *ai, void *arg)
     q->err = err;
     q->done = 1;
     if ((th = q->th) != NULL) {
+        cs_cleanup_pt cleanup = th->cleanup;
         q->th = NULL;
         cs_sched_wake(q->S, th, CS_WAKE_OK);
+        /* until it runs (cs_dns_result): a kill before that frees the
+         * answer and gives the socket up, as a kill while it waited */
+        th->cleanup = cleanup;
     }
 }
 
@@ -887,7 +891,7 @@ cs_dns_start(cs_sched_t *S, lua_State *L, const char *host, int family,
 }
 
 
-/* killed while waiting for the answer */
+/* killed while waiting for the answer, or woken by it and not yet run */
 void
 cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
@@ -897,10 +901,13 @@ cs_dns_cleanup(cs_sched_t *S, cs_thread_t *th)
     q->th = NULL;
     q->abandoned = 1;
     cs_dns_disown(q);
-    if (q->req != NULL)
+    if (q->req != NULL) {
         evdns_getaddrinfo_cancel(q->req); /* the callback frees q */
-    else
+    } else {
+        if (q->ai != NULL)
+            evutil_freeaddrinfo(q->ai);
         free(q);
+    }
 }
 
 
@@ -958,6 +965,8 @@ cs_dns_result(cs_dns_t *q, const char *host, cs_addr_t *addrs, int max,
     int n = 0;
 
     cs_dns_disown(q);
+    if (q->S->cur != NULL)
+        q->S->cur->cleanup = NULL; /* the answer is its own now */
     if (q->err != 0 || q->ai == NULL) {
         int code = 3;
         const char *why = "Host not found";
