@@ -228,7 +228,11 @@ local function read_all(sock, rand, log, state, got, limit)
       end
     end
     local r = rand(8)
-    if r == 1 then cs.sleep(0) elseif r == 2 then cs.sleep(rand(1, 3) / 1000) end
+    if r == 1 then
+      cs.sleep(0)
+    elseif r == 2 then
+      cs.sleep(rand(1, 3) / 1000)
+    end
   end
 end
 
