@@ -24,16 +24,7 @@ local status = cs.thread.status
 
 local SEED = tonumber(os.getenv("CS_SCHED_SEED")) or 7
 
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 -- one program: `roots` threads spawned by the test body, at most `max`
 -- threads in all; returns counts of what was checked

@@ -14,16 +14,7 @@ local cs = helper.cs
 
 local SEED = tonumber(os.getenv("CS_CO_SEED")) or 8
 
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 local function show(t, i, j)
   local out = {}

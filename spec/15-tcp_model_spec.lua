@@ -32,18 +32,7 @@ local PATS = { "--", "--", "a-a", "aaa", "-b", "ab-ab", "x-", "---" }
 -- how many times a second reader or writer met "socket busy ..."
 local busy_seen = 0
 
--- a generator of its own for each party (xorshift64): rand(n) in 1..n,
--- rand(a, b) in a..b, as math.random, but unaffected by the others' draws
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 -- the stream: pieces of short lines over "ab-\n" and runs of up to 5,000
 -- bytes without a line end; it ends with a line end, so that no reader

@@ -25,16 +25,7 @@ local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 local SEED = tonumber(os.getenv("CS_POOL_SEED")) or 16
 local POOL_SIZE, BACKLOG = 3, 4
 
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 -- the peer: answers each line "q" with "<conn>:q", and "two:q" with
 -- "<conn>:q" and "<conn>:q-2" in one send; records the connections it saw

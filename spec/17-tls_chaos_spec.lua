@@ -16,16 +16,7 @@ local spawn, wait, kill = cs.thread.spawn, cs.thread.wait, cs.thread.kill
 
 local SEED = tonumber(os.getenv("CS_TLS_SEED")) or 17
 
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 -- results a call may give when other threads kill and close around it
 local FAIL = { closed = true, timeout = true, ["broken pipe"] = true,

@@ -20,16 +20,7 @@ local spawn, wait = cs.thread.spawn, cs.thread.wait
 
 local SEED = tonumber(os.getenv("CS_HTTP_SEED")) or 47
 
-local function prng(seed)
-  local x = seed * 2654435761 + 88172645463325252
-  return function(a, b)
-    x = x ~ (x << 13)
-    x = x ~ (x >> 7)
-    x = x ~ (x << 17)
-    if not b then a, b = 1, a end
-    return a + (x >> 11) % (b - a + 1)
-  end
-end
+local prng = helper.prng
 
 local function bytes_of(rand, n)
   local block = {}

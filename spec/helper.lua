@@ -68,6 +68,20 @@ else
   error("spec helper: needs luasystem (a busted dependency) or luasocket")
 end
 
+-- a random generator of its own (xorshift64) for the model specs:
+-- rand(n) in 1..n, rand(a, b) in a..b, as math.random, but unaffected by
+-- the draws of other generators (each thread of a test can have one)
+function helper.prng(seed)
+  local x = seed * 2654435761 + 88172645463325252
+  return function(a, b)
+    x = x ~ (x << 13)
+    x = x ~ (x >> 7)
+    x = x ~ (x << 17)
+    if not b then a, b = 1, a end
+    return a + (x >> 11) % (b - a + 1)
+  end
+end
+
 -- spins for sec seconds without yielding (time passes, nothing else runs)
 function helper.busy(sec)
   local t = helper.clock() + sec
