@@ -187,8 +187,109 @@ local function program(seed, roots, max)
   return checked, nthreads
 end
 
+-- timers: random at/every timers (delays 0 to 6 ms), cancels, pending();
+-- callbacks that sleep or raise. Returns what was checked
+local function timers(seed, n)
+  local rand = prng(seed)
+  local recs, order = {}, {}
+  local raised, reported = 0, 0 -- (a detached thread's error is reported)
+  cs.on_error(function() reported = reported + 1 end)
+  local function make()
+    local every = rand(4) == 1
+    local delay = rand(every and 1 or 0, 6) / 1000
+    local rec = { every = every, fired = 0, cancelled = false,
+                  deadline = cs.now() + delay, serial = #recs + 1 }
+    local function cb(premature, r)
+      assert.is_false(premature)
+      assert.equal(rec, r)
+      if rec.cancelled then
+        -- cancel stops the expiries to come: the callback of a repeating
+        -- timer's period that had expired already still runs (as an `at`
+        -- timer's, once expired); an `at` timer cancelled never runs
+        assert(rec.every and not rec.late, "fired after its cancel")
+        rec.late = true
+      end
+      r.fired = r.fired + 1
+      if r.fired == 1 then order[#order + 1] = r end
+      if rand(4) == 1 then cs.sleep(rand(0, 3) / 1000) end
+      if rand(8) == 1 then
+        raised = raised + 1
+        error("timer " .. r.serial, 0)
+      end
+    end
+    local h
+    if every then
+      h = assert(cs.timer.every(delay, cb, rec))
+    else
+      h = assert(cs.timer.at(delay, cb, rec))
+    end
+    rec.h = h
+    recs[#recs + 1] = rec
+  end
+  for _ = 1, n do
+    local a = rand(6)
+    if a <= 3 then
+      make()
+    elseif a == 4 and #recs > 0 then
+      local rec = recs[rand(#recs)]
+      local was = rec.h:pending()
+      local ok, err = rec.h:cancel()
+      if was then
+        assert.equal(1, ok)
+        rec.cancelled = true
+      else
+        assert.same({ nil, "not pending" }, { ok, err })
+        -- a repeating timer is pending until it is cancelled (an `at`
+        -- one stops being pending when it expires, before its callback)
+        if rec.every then assert.is_true(rec.cancelled) end
+      end
+      assert.is_false(rec.h:pending())
+    elseif a == 5 then
+      cs.sleep(rand(0, 3) / 1000)
+    else
+      cs.sleep(0)
+    end
+  end
+  -- the repeating ones are cancelled; then every `at` timer must fire
+  for _, rec in ipairs(recs) do
+    if rec.every and not rec.cancelled then
+      assert.equal(1, rec.h:cancel())
+      rec.cancelled = true
+    end
+  end
+  while cs.stats().timers > 0 do cs.sleep(0.002) end
+  cs.sleep(0.01) -- (callbacks still sleeping end)
+  for _, rec in ipairs(recs) do
+    if not rec.every then
+      assert.equal(rec.cancelled and 0 or 1, rec.fired)
+    end
+  end
+  -- first firings in the order of the deadlines: cs.now() has ms
+  -- resolution (as ngx.now()), so deadlines seen from here are up to 1 ms
+  -- early, and only ones more than 1 ms apart are known to be in order
+  for i = 2, #order do
+    local a, b = order[i - 1], order[i]
+    assert(a.deadline <= b.deadline + 0.001 + 1e-6,
+           ("timer %d (deadline %.6f) fired before timer %d (%.6f)")
+             :format(a.serial, a.deadline, b.serial, b.deadline))
+  end
+  assert.equal(raised, reported)
+  cs.on_error(nil)
+  return #recs
+end
+
 describe("scheduler model", function()
   after_each(helper.after_each)
+
+  it("random timers: each fires once unless cancelled in time, in the "
+     .. "order of their deadlines", function()
+    local made = 0
+    for i = 1, math.floor(20 * helper.scale) + 3 do
+      made = made + helper.run(timers, { allow_errors = true },
+                               SEED * 100 + i, 120)
+    end
+    assert.is_true(made > 20)
+  end)
 
   it("random programs of light threads: every wait, kill and status "
      .. "as the model says", function()
