@@ -17,9 +17,10 @@ local prng = helper.prng
 local SEED = tonumber(os.getenv("CS_SYNC_SEED")) or 9
 
 -- runs `roles` (name -> body(rand, id)) as `n` threads each, killing and
--- restarting random ones every few ms for `turns` turns, then waits for
--- the rest; returns how many were killed
-local function supervise(rand, roles, n, turns)
+-- restarting random ones every few ms for `turns` turns, then calls
+-- stop() (the bodies end their loops) and waits for the rest; returns
+-- how many were killed
+local function supervise(rand, roles, n, turns, stop)
   local ts, names, kills = {}, {}, 0
   local serial = 0
   local function start(name, slot)
@@ -47,7 +48,11 @@ local function supervise(rand, roles, n, turns)
       start(names[i], i)
     end
   end
-  return ts, kills
+  stop()
+  for _, t in ipairs(ts) do
+    if cs.thread.status(t) ~= "dead" then assert(wait(t)) end
+  end
+  return kills
 end
 
 describe("sync model", function()
@@ -95,11 +100,8 @@ describe("sync model", function()
         end,
       }
       -- (pending[v] == true after the producer is gone: killed in push)
-      local ts, kills = supervise(rand, roles, 3, turns)
-      stop = true
-      for _, t in ipairs(ts) do
-        if cs.thread.status(t) ~= "dead" then assert(wait(t)) end
-      end
+      local kills = supervise(rand, roles, 3, turns,
+                              function() stop = true end)
       while true do -- what is left in the queue
         local v = q:pop(0)
         if not v then break end
@@ -149,11 +151,8 @@ describe("sync model", function()
           end
         end,
       }
-      local ts, kills = supervise(rand, roles, 3, turns)
-      stop = true
-      for _, t in ipairs(ts) do
-        if cs.thread.status(t) ~= "dead" then assert(wait(t)) end
-      end
+      local kills = supervise(rand, roles, 3, turns,
+                              function() stop = true end)
       assert.equal(posted, taken + sem:count())
       counts = { taken = taken, kills = kills }
     end, { timeout = 60 })
