@@ -712,6 +712,14 @@ cs_sock_check_int(lua_State *L, int idx)
 
 
 int
+cs_sock_argc(lua_State *L, int n)
+{
+    return luaL_error(L, "expecting %d argument%s (including the object), "
+                         "but got %d", n, n == 1 ? "" : "s", lua_gettop(L));
+}
+
+
+int
 cs_sock_close_argc(lua_State *L)
 {
     return luaL_error(L, "expecting 1 argument (including the object) but "

@@ -108,6 +108,9 @@ lua_Integer cs_sock_int_arg(lua_State *L, int idx);
  * on LuaJIT) */
 lua_Integer cs_sock_check_int(lua_State *L, int idx);
 /* raises OpenResty's message for close() given arguments (tcp and udp) */
+/* [-0, +0, v] raises OpenResty's "expecting n arguments (including the
+ * object), but got N" (for a call that has not exactly n) */
+int cs_sock_argc(lua_State *L, int n);
 int cs_sock_close_argc(lua_State *L);
 /* [-0, +0, v] raises OpenResty's message when a constructor (tcp(),
  * udp()) was given arguments */

@@ -735,8 +735,7 @@ cs_tcp_receiveany(lua_State *L)
 
     /* OpenResty's checks and messages (a float max is truncated) */
     if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 2);
     u = cs_tcp_check(L);
     max = lua_tonumber(L, 2);
     luaL_argcheck(L, lua_isnumber(L, 2) && max >= 1, 2, "bad max argument");
@@ -985,8 +984,7 @@ cs_tcp_send(lua_State *L)
     int nret;
 
     if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 2);
     u = cs_tcp_check(L);
     switch (lua_type(L, 2)) { /* wrong data raises, whatever the state */
     case LUA_TSTRING:
@@ -2118,8 +2116,7 @@ cs_tcp_getreusedtimes(lua_State *L)
     cs_tcp_t *u;
 
     if (lua_gettop(L) != 1)
-        return luaL_error(L, "expecting 1 argument (including the object), "
-                             "but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 1);
     u = cs_tcp_check(L);
     if (u->s.fd < 0)
         return cs_sock_fail(L, "closed");
@@ -2304,8 +2301,7 @@ cs_tcp_shutdown(lua_State *L)
     cs_tcp_t *u;
 
     if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the "
-                             "object), but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 2);
     u = cs_tcp_check(L);
     if (strcmp(luaL_checkstring(L, 2), "send") != 0)
         return luaL_argerror(L, 2, "only \"send\" is supported");

@@ -494,8 +494,7 @@ cs_udp_send(lua_State *L)
     ssize_t n;
 
     if (lua_gettop(L) != 2)
-        return luaL_error(L, "expecting 2 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 2);
     u = cs_udp_check(L);
     p = cs_udp_data(L, &len);
     if (u->s.fd < 0 || !u->connected)
@@ -523,8 +522,7 @@ cs_udp_sendto(lua_State *L)
     int fd;
 
     if (lua_gettop(L) != 4)
-        return luaL_error(L, "expecting 4 arguments (including the object), "
-                             "but got %d", lua_gettop(L));
+        return cs_sock_argc(L, 4);
     u = cs_udp_check(L);
     p = cs_udp_data(L, &len);
     host = luaL_checklstring(L, 3, &hlen);
