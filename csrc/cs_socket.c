@@ -75,6 +75,7 @@ cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd)
     s->rready = 1;
     s->rdhup = 0;
     s->polled = 0;
+    s->cross = 0;
     S->nsockets++;
 }
 
@@ -101,10 +102,22 @@ void
 cs_sock_resumed(cs_sock_t *s, cs_thread_t *th)
 {
     th->cleanup = NULL;
-    if (s->reader == th)
+    if (s->reader == th) {
         s->reader = NULL;
-    if (s->writer == th)
+        s->cross &= ~CS_SOCK_R_ON_W;
+    }
+    if (s->writer == th) {
         s->writer = NULL;
+        s->cross &= ~CS_SOCK_W_ON_R;
+    }
+}
+
+
+static void
+cs_sock_wake_ready(cs_sock_t *s, cs_thread_t *th)
+{
+    if (th != NULL && th->state == CS_TH_PARKED)
+        cs_sock_wake(s, th, CS_SOCK_READY);
 }
 
 
@@ -112,13 +125,23 @@ cs_sock_resumed(cs_sock_t *s, cs_thread_t *th)
 static void
 cs_sock_readable(cs_sock_t *s, int rdhup)
 {
-    cs_thread_t *th = s->reader;
-
     s->rready = 1;
     if (rdhup)
         s->rdhup = 1;
-    if (th != NULL && th->state == CS_TH_PARKED)
-        cs_sock_wake(s, th, CS_SOCK_READY);
+    if (!(s->cross & CS_SOCK_R_ON_W))
+        cs_sock_wake_ready(s, s->reader);
+    if (s->cross & CS_SOCK_W_ON_R)
+        cs_sock_wake_ready(s, s->writer);
+}
+
+
+void
+cs_sock_moved(cs_sock_t *s, short dir)
+{
+    if (dir == EV_READ && (s->cross & CS_SOCK_W_ON_R))
+        cs_sock_wake_ready(s, s->writer);
+    if (dir == EV_WRITE && (s->cross & CS_SOCK_R_ON_W))
+        cs_sock_wake_ready(s, s->reader);
 }
 
 
@@ -158,14 +181,14 @@ cs_sock_read_timeout(cs_sched_t *S, cs_tnode_t *n)
 }
 
 
-/* s became writable, or its write timed out */
+/* s became writable */
 static void
-cs_sock_writable(cs_sock_t *s, int wake)
+cs_sock_writable(cs_sock_t *s)
 {
-    cs_thread_t *th = s->writer;
-
-    if (th != NULL && th->state == CS_TH_PARKED)
-        cs_sock_wake(s, th, wake);
+    if (!(s->cross & CS_SOCK_W_ON_R))
+        cs_sock_wake_ready(s, s->writer);
+    if (s->cross & CS_SOCK_R_ON_W)
+        cs_sock_wake_ready(s, s->reader);
 }
 
 
@@ -174,7 +197,7 @@ cs_sock_write_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void) fd;
     (void) what;
-    cs_sock_writable(arg, CS_SOCK_READY);
+    cs_sock_writable(arg);
 }
 
 
@@ -183,9 +206,11 @@ static void
 cs_sock_write_timeout(cs_sched_t *S, cs_tnode_t *n)
 {
     cs_thread_t *th = cs_link_data(n, cs_thread_t, tn);
+    cs_sock_t *s = th->data; /* cs_sock_park_with's */
 
     (void) S;
-    cs_sock_writable(th->data, CS_SOCK_TIMEOUT); /* cs_sock_park_with's */
+    if (s->writer != NULL && s->writer->state == CS_TH_PARKED)
+        cs_sock_wake(s, s->writer, CS_SOCK_TIMEOUT);
 }
 
 
@@ -225,7 +250,7 @@ cs_poll_run(int fd, int timeout_ms)
             cs_sock_readable(s, (e & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
                                     != 0);
         if (e & (EPOLLOUT | EPOLLHUP | EPOLLERR))
-            cs_sock_writable(s, CS_SOCK_READY);
+            cs_sock_writable(s);
     }
 }
 
@@ -451,10 +476,7 @@ cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th)
     cs_sock_t *s = th->data;
 
     (void) S;
-    if (s->reader == th)
-        s->reader = NULL;
-    if (s->writer == th)
-        s->writer = NULL;
+    cs_sock_resumed(s, th);
     cs_sock_close(s);
 }
 
@@ -477,12 +499,12 @@ cs_sock_read_deadline(cs_sched_t *S, cs_thread_t *th, int timeout_ms)
 
 
 int
-cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
-             int timeout_ms, const char *on, lua_KContext ctx,
+cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short role,
+             short what, int timeout_ms, const char *on, lua_KContext ctx,
              lua_KFunction k)
 {
-    return cs_sock_park_with(L, s, th, what, timeout_ms, on, cs_sock_cleanup,
-                             ctx, k);
+    return cs_sock_park_with(L, s, th, role, what, timeout_ms, on,
+                             cs_sock_cleanup, ctx, k);
 }
 
 
@@ -525,9 +547,9 @@ cs_sock_arm_event(lua_State *L, cs_sock_t *s, short what)
 
 
 int
-cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
-                  int timeout_ms, const char *on, cs_cleanup_pt cleanup,
-                  lua_KContext ctx, lua_KFunction k)
+cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short role,
+                  short what, int timeout_ms, const char *on,
+                  cs_cleanup_pt cleanup, lua_KContext ctx, lua_KFunction k)
 {
     cs_sched_t *S = s->S;
 
@@ -541,9 +563,11 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
         cs_poll_add(L, s);
     if (!s->polled)
         cs_sock_arm_event(L, s, what);
-    if (what == EV_READ) {
+    if (role == EV_READ) {
         cs_sock_read_deadline(S, th, timeout_ms);
         s->reader = th;
+        if (what == EV_WRITE)
+            s->cross |= CS_SOCK_R_ON_W;
     } else {
         if (timeout_ms > 0) {
             th->tn.when = S->now_mono + timeout_ms / 1000.0;
@@ -551,6 +575,8 @@ cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
             cs_sched_heap_add(S, &th->tn);
         }
         s->writer = th;
+        if (what == EV_READ)
+            s->cross |= CS_SOCK_W_ON_R;
     }
     return cs_sched_park_io(S, L, th, on, cleanup, s, ctx, k);
 }

@@ -24,7 +24,17 @@ typedef struct cs_sock_s {
     unsigned char rready;       /* readable since the last short read */
     unsigned char rdhup;        /* a FIN, reset or error seen (epoll) */
     unsigned char polled;       /* in the scheduler's epoll set */
+    unsigned char cross;        /* CS_SOCK_R_ON_W | CS_SOCK_W_ON_R */
 } cs_sock_t;
+
+/* s->cross: the reader waits for writability (a TLS read that must write
+ * first), the writer for readability (a TLS write that must read first,
+ * in a renegotiation). The thread keeps its role: a read stays the
+ * socket's reader whatever it waits for, as in OpenResty, where such a
+ * wait is nginx's business (ngx_ssl_handle_recv) and the other direction
+ * stays free. */
+#define CS_SOCK_R_ON_W 1
+#define CS_SOCK_W_ON_R 2
 
 /*
  * The byte transport under a TCP cosocket: plain (cs_net) today, TLS next.
@@ -61,18 +71,19 @@ enum { CS_SOCK_READY = CS_WAKE_OK, CS_SOCK_TIMEOUT = CS_WAKE_TIMEOUT,
 /* an fd became one of ours (nonblocking already): counted in stats */
 void cs_sock_attach(cs_sock_t *s, cs_sched_t *S, int fd);
 
-/* [-0, +0, v] parks th until s->fd is readable (EV_READ) or writable
- * (EV_WRITE), or timeout_ms pass without it (0: no timeout). Raises if
- * the event cannot be created. Continues in k. */
-int cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short what,
-                 int timeout_ms, const char *on, lua_KContext ctx,
-                 lua_KFunction k);
+/* [-0, +0, v] parks th, as s's reader (role EV_READ: its read timeout
+ * applies) or writer (EV_WRITE), until s->fd is readable (what EV_READ)
+ * or writable (EV_WRITE), or timeout_ms pass without it (0: no timeout).
+ * Raises if the event cannot be created. Continues in k. */
+int cs_sock_park(lua_State *L, cs_sock_t *s, cs_thread_t *th, short role,
+                 short what, int timeout_ms, const char *on,
+                 lua_KContext ctx, lua_KFunction k);
 
 /* the same, but a kill of th runs cleanup (with th->data == s), which
  * must call cs_sock_cleanup, the default: the operation is cancelled and
  * the socket closed */
 int cs_sock_park_with(lua_State *L, cs_sock_t *s, cs_thread_t *th,
-                      short what, int timeout_ms, const char *on,
+                      short role, short what, int timeout_ms, const char *on,
                       cs_cleanup_pt cleanup, lua_KContext ctx,
                       lua_KFunction k);
 void cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th);
@@ -80,6 +91,12 @@ void cs_sock_cleanup(cs_sched_t *S, cs_thread_t *th);
  * (status LUA_YIELD): th stops being s's reader or writer (the socket
  * stays busy with th from the park until then, the wake-up included) */
 void cs_sock_resumed(cs_sock_t *s, cs_thread_t *th);
+
+/* a read (dir EV_READ) or a write (EV_WRITE) of s went through: the
+ * thread of the other direction that waits for dir's readiness is woken
+ * to try again (the record layer may have moved for it), as nginx posts
+ * the other event after a TLS read or write */
+void cs_sock_moved(cs_sock_t *s, short dir);
 
 /* frees the libevent write event, if any (sends rarely wait) */
 void cs_sock_drop_write_event(cs_sock_t *s);

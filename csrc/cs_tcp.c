@@ -450,6 +450,8 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
     if (n == CS_AGAIN
         || (n > 0 && (size_t) n < room && u->s.polled && !u->s.rdhup))
         u->s.rready = 0;
+    if (n > 0 && u->s.cross) /* a TLS send waiting for this read's data */
+        cs_sock_moved(&u->s, EV_READ);
     return n;
 }
 
@@ -616,7 +618,7 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             continue;
         }
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, u->rwait,
+            return cs_sock_park(L, &u->s, th, EV_READ, u->rwait,
                                 cs_tcp_timeout(u, 2), "socket read", ctx,
                                 cs_tcp_receive_k);
         if (n == CS_CLOSED) {
@@ -959,10 +961,12 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
                         len - u->spos, &u->swait);
         if (n > 0) {
             u->spos += (size_t) n;
+            if (u->s.cross) /* a TLS receive waiting to write */
+                cs_sock_moved(&u->s, EV_WRITE);
             continue;
         }
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, u->swait,
+            return cs_sock_park(L, &u->s, th, EV_WRITE, u->swait,
                                 cs_tcp_timeout(u, 1), "socket write", ctx,
                                 cs_tcp_send_k);
         n = errno;
@@ -1390,7 +1394,7 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
     }
     if (rc == CS_AGAIN) {
         u->wconnect = 1;
-        return cs_sock_park_with(L, &u->s, th, EV_WRITE,
+        return cs_sock_park_with(L, &u->s, th, EV_WRITE, EV_WRITE,
                                  cs_tcp_timeout(u, 0), "socket connect",
                                  cs_tcp_connect_cleanup, 0,
                                  cs_tcp_connect_k);
@@ -1686,7 +1690,8 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
     }
     rc = cs_tls_handshake(u->x->tpio, &want, err, sizeof(err));
     if (rc == CS_AGAIN) /* bounded by the connect timeout (API.md) */
-        return cs_sock_park_with(L, &u->s, th, want, cs_tcp_timeout(u, 0),
+        return cs_sock_park_with(L, &u->s, th, want, want,
+                                 cs_tcp_timeout(u, 0),
                                  "socket sslhandshake",
                                  cs_tcp_connect_cleanup, ctx,
                                  cs_tcp_handshake_k);
@@ -2448,8 +2453,9 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
     fd = cs_net_accept(sv->s.fd, NULL);
     if (fd < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return cs_sock_park(L, &sv->s, th, EV_READ, sv->timeout,
-                                "accept", ctx, cs_server_accept_k);
+            return cs_sock_park(L, &sv->s, th, EV_READ, EV_READ,
+                                sv->timeout, "accept", ctx,
+                                cs_server_accept_k);
         return cs_sock_fail(L, cs_net_strerror(errno));
     }
     cs_sock_attach(&u->s, sv->s.S, fd);

@@ -596,8 +596,9 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
         return 3;
     }
     if (n == CS_AGAIN)
-        return cs_sock_park(L, &u->s, th, EV_READ, cs_udp_timeout(u),
-                            "udp receive", ctx, cs_udp_receive_k);
+        return cs_sock_park(L, &u->s, th, EV_READ, EV_READ,
+                            cs_udp_timeout(u), "udp receive", ctx,
+                            cs_udp_receive_k);
     return cs_sock_fail(L, cs_net_strerror(errno)); /* still usable */
 }
 
