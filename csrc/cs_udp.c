@@ -78,6 +78,20 @@ cs_udp_close_fd(cs_udp_t *u)
 }
 
 
+/* a thread parked in receive was killed: the socket is closed, as by
+ * close() (a unix path bound is removed, the peer and the binding are
+ * forgotten) */
+static void
+cs_udp_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_udp_t *u = th->data; /* (its cs_sock_t comes first) */
+
+    (void) S;
+    cs_sock_resumed(&u->s, th);
+    cs_udp_close_fd(u);
+}
+
+
 /* [-0, +0, -] forgets the coroutine of a pending resolution (only its own
  * when co is not NULL) */
 static void
@@ -189,6 +203,11 @@ cs_udp_connect(lua_State *L, cs_udp_t *u, const cs_addr_t *a)
     u->connected = 0;
     if (cs_net_connect(fd, a) != CS_OK) /* datagrams: never in progress */
         goto failed;
+    /* a bound socket's fd may hold the old peer's error (an ICMP port
+     * unreachable): not the new peer's, whose socket would be new in
+     * OpenResty */
+    if (u->bound)
+        (void) cs_net_connect_result(fd);
     u->connected = 1;
     lua_pushinteger(L, 1);
     return 1;
@@ -550,7 +569,8 @@ cs_udp_sendto(lua_State *L)
 
 
 /* receive continues here when the fd is readable; stack: sock, size,
- * and for receivefrom true (the sender's address is returned too) */
+ * true for receivefrom (the sender's address is returned too), and the
+ * generation of the socket (bumped by a close) */
 static int
 cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
 {
@@ -567,7 +587,9 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
         cs_sock_resumed(&u->s, th);
         if (th->wake == CS_SOCK_TIMEOUT)
             return cs_sock_fail(L, "timeout"); /* the socket stays usable */
-        if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0)
+        /* closed, also when a sendto made a new socket since */
+        if (th->wake == CS_SOCK_CLOSED || u->s.fd < 0
+            || u->gen != (unsigned) lua_tointeger(L, 4))
             return cs_sock_fail(L, "closed");
     }
     if (size > sizeof(stack)) {
@@ -596,9 +618,9 @@ cs_udp_receive_k(lua_State *L, int status, lua_KContext ctx)
         return 3;
     }
     if (n == CS_AGAIN)
-        return cs_sock_park(L, &u->s, th, EV_READ, EV_READ,
-                            cs_udp_timeout(u), "udp receive", ctx,
-                            cs_udp_receive_k);
+        return cs_sock_park_with(L, &u->s, th, EV_READ, EV_READ,
+                                 cs_udp_timeout(u), "udp receive",
+                                 cs_udp_cleanup, ctx, cs_udp_receive_k);
     return cs_sock_fail(L, cs_net_strerror(errno)); /* still usable */
 }
 
@@ -623,6 +645,7 @@ cs_udp_receive_any(lua_State *L, int from)
     lua_settop(L, 1);
     lua_pushinteger(L, (lua_Integer) size);
     lua_pushboolean(L, from);
+    lua_pushinteger(L, (lua_Integer) u->gen); /* (the fd parked on) */
 
     cs_sched_current(u->s.S, L, "receive");
     if (u->s.fd < 0)
