@@ -2366,9 +2366,7 @@ cs_server_check(lua_State *L)
 }
 
 
-/* closes the listener and removes its unix socket file; also after a
- * kill of a thread parked in accept closed the fd (no other listener can
- * have bound the path since: the file was still there) */
+/* closes the listener and removes its unix socket file */
 static void
 cs_server_close_fd(cs_server_t *sv)
 {
@@ -2376,6 +2374,21 @@ cs_server_close_fd(cs_server_t *sv)
     if (sv->unix_path)
         unlink(sv->path);
     sv->unix_path = 0;
+}
+
+
+/* a thread parked in accept was killed: the listener is closed as by
+ * close(), its file removed at once (left for a later close(), it was
+ * another listener's once the program had removed it and listened on the
+ * path again) */
+static void
+cs_server_cleanup(cs_sched_t *S, cs_thread_t *th)
+{
+    cs_server_t *sv = th->data; /* (its cs_sock_t comes first) */
+
+    (void) S;
+    cs_sock_resumed(&sv->s, th);
+    cs_server_close_fd(sv);
 }
 
 
@@ -2453,9 +2466,10 @@ cs_server_accept_k(lua_State *L, int status, lua_KContext ctx)
     fd = cs_net_accept(sv->s.fd, NULL);
     if (fd < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return cs_sock_park(L, &sv->s, th, EV_READ, EV_READ,
-                                sv->timeout, "accept", ctx,
-                                cs_server_accept_k);
+            return cs_sock_park_with(L, &sv->s, th, EV_READ, EV_READ,
+                                     sv->timeout, "accept",
+                                     cs_server_cleanup, ctx,
+                                     cs_server_accept_k);
         return cs_sock_fail(L, cs_net_strerror(errno));
     }
     cs_sock_attach(&u->s, sv->s.S, fd);
@@ -2506,10 +2520,8 @@ cs_server_close(lua_State *L)
 {
     cs_server_t *sv = cs_server_check(L);
 
-    if (sv->s.fd < 0) {
-        cs_server_close_fd(sv); /* the file of a killed accept's listener */
+    if (sv->s.fd < 0)
         return cs_sock_fail(L, "closed");
-    }
     cs_server_close_fd(sv);
     lua_pushinteger(L, 1);
     return 1;
