@@ -67,6 +67,14 @@ local short_io = os.getenv("CS_SHORT_IO") == "1"
 
 local state, counts
 
+-- a yield, a short sleep, or nothing
+local function pause(rand)
+  local p = rand(3)
+  if p == 1 then cs.sleep(0) elseif p == 2 then
+    cs.sleep(rand(0, 2) / 1000)
+  end
+end
+
 local function count(k, n)
   counts[k] = (counts[k] or 0) + (n or 1)
 end
@@ -361,10 +369,7 @@ local function reader(rx)
       fail("receiver %s: receive returned %s", rx.name,
            show(table.unpack(r, 1, r.n)))
     end
-    local p = rand(3)
-    if p == 1 then cs.sleep(0) elseif p == 2 then
-      cs.sleep(rand(0, 2) / 1000)
-    end
+    pause(rand)
   end
 end
 
@@ -442,6 +447,17 @@ local function inject(tx, rx, rand)
 end
 
 -- what a kill that closed rx's socket left
+-- after a kill in receive: the unix file the socket was bound to (if
+-- any) is gone, as after close()
+local function file_gone(path)
+  if path and net.exists(path) then
+    violation("kill leaves the unix file", "a kill of a thread parked in "
+              .. "receive on a socket bound to %s closed it but left the "
+              .. "file (close() removes it)", path)
+    os.remove(path)
+  end
+end
+
 local function after_kill(rx)
   local a, b = rx.sock:receive()
   check(a == nil and b == "closed", "receive after the kill: %s",
@@ -449,12 +465,7 @@ local function after_kill(rx)
   a, b = rx.sock:close()
   check(a == nil and b == "closed", "close after the kill: %s",
         show(a, b))
-  if rx.path and net.exists(rx.path) then
-    violation("kill leaves the unix file", "a kill of a thread parked in "
-              .. "receive on a socket bound to %s closed it but left the "
-              .. "file (close() removes it)", rx.path)
-    os.remove(rx.path)
-  end
+  file_gone(rx.path)
 end
 
 -- kills rx's reader, parked in a receive (or woken, not yet run)
@@ -790,10 +801,7 @@ local function sender(sd)
     else
       send_one(sd, rand)
     end
-    local p = rand(3)
-    if p == 1 then cs.sleep(0) elseif p == 2 then
-      cs.sleep(rand(0, 2) / 1000)
-    end
+    pause(rand)
   end
 end
 
@@ -893,12 +901,7 @@ local function kill_sender(sd)
         s:close()
       end
     end
-    if sd.path and net.exists(sd.path) then
-      violation("kill leaves the unix file", "a kill of a thread parked "
-                .. "in receive on a socket bound to %s closed it but left "
-                .. "the file (close() removes it)", sd.path)
-      os.remove(sd.path)
-    end
+    file_gone(sd.path)
     sd.sock, sd.rx, sd.path = nil, nil, nil
   else
     count("kill_sender_idle") -- its socket stays open: the next one uses it
