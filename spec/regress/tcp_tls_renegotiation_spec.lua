@@ -32,13 +32,14 @@ local SILENCE_MS = 600
 local function start_peer()
   local ok, why = tls.available()
   if not ok then return nil, why end
-  if not net.which("cc") then return nil, "no C compiler (cc)" end
+  local cc = net.which("cc") or net.which("gcc")
+  if not cc then return nil, "no C compiler (cc, gcc)" end
   local c = tls.certs()
   local srv = net.server_dir()
   local bin = srv.dir .. "/tls_reneg_peer"
-  if not os.execute(("env -u LD_PRELOAD cc -O1 -o %s %s -lssl -lcrypto "
+  if not os.execute(("env -u LD_PRELOAD %s -O1 -o %s %s -lssl -lcrypto "
                      .. ">%s/cc.log 2>&1")
-                    :format(net.sh_quote(bin),
+                    :format(cc, net.sh_quote(bin),
                             net.sh_quote(HERE .. "/support/tls_reneg_peer.c"),
                             net.sh_quote(srv.dir))) then
     net.remove(srv)
