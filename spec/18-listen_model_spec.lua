@@ -1253,14 +1253,7 @@ describe("listener model", function()
   it("random listens, accepts, kills, closes and clients keep every "
      .. "invariant", function()
     local counts, unlinked = run_model(SEED)
-    if os.getenv("CS_LISTEN_VERBOSE") then
-      local names = {}
-      for k in pairs(counts) do names[#names + 1] = k end
-      table.sort(names)
-      for _, k in ipairs(names) do
-        io.stderr:write(("%-24s %d\n"):format(k, counts[k]))
-      end
-    end
+    if os.getenv("CS_LISTEN_VERBOSE") then helper.write_counts(counts) end
     assert(#unlinked == 0, #unlinked .. " socket files of live listeners "
            .. "removed (CS_LISTEN_SEED=" .. SEED .. "), first: "
            .. tostring(unlinked[1]))

@@ -1051,15 +1051,7 @@ describe("udp model", function()
     collectgarbage()
     collectgarbage()
 
-    if os.getenv("CS_UDP_COUNTS") == "1" then
-      local keys = {}
-      for k in pairs(counts) do keys[#keys + 1] = k end
-      table.sort(keys)
-      for _, k in ipairs(keys) do
-        io.stderr:write(("%s=%d "):format(k, counts[k]))
-      end
-      io.stderr:write("\n")
-    end
+    if os.getenv("CS_UDP_COUNTS") == "1" then helper.write_counts(counts) end
     assert(not state.failed, state.failed)
     -- what is wrong: contract violations, paths never taken, datagrams
     -- unaccounted for, what is left open

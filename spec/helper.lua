@@ -82,6 +82,17 @@ function helper.prng(seed)
   end
 end
 
+-- writes a model spec's path counts to stderr, a "name count" line each,
+-- sorted by name
+function helper.write_counts(counts)
+  local names = {}
+  for k in pairs(counts) do names[#names + 1] = k end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    io.stderr:write(("%-24s %d\n"):format(k, counts[k]))
+  end
+end
+
 -- spins for sec seconds without yielding (time passes, nothing else runs)
 function helper.busy(sec)
   local t = helper.clock() + sec
