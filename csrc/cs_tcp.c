@@ -131,6 +131,7 @@ typedef struct cs_pitem_s {
 } cs_pitem_t;
 
 static void cs_pool_release(cs_pool_t *p);
+static void cs_tcp_kill_cleanup(cs_sched_t *S, cs_thread_t *th);
 
 #define CS_POOL_MT "corosched.pool"
 
@@ -618,9 +619,10 @@ cs_tcp_receive_k(lua_State *L, int status, lua_KContext ctx)
             continue;
         }
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, EV_READ, u->rwait,
-                                cs_tcp_timeout(u, 2), "socket read", ctx,
-                                cs_tcp_receive_k);
+            return cs_sock_park_with(L, &u->s, th, EV_READ, u->rwait,
+                                     cs_tcp_timeout(u, 2), "socket read",
+                                     cs_tcp_kill_cleanup, ctx,
+                                     cs_tcp_receive_k);
         if (n == CS_CLOSED) {
             if (u->rmode == CS_RX_ALL) { /* "*a" ends at the FIN; as in
                                           * OpenResty the socket stays
@@ -966,9 +968,10 @@ cs_tcp_send_k(lua_State *L, int status, lua_KContext ctx)
             continue;
         }
         if (n == CS_AGAIN)
-            return cs_sock_park(L, &u->s, th, EV_WRITE, u->swait,
-                                cs_tcp_timeout(u, 1), "socket write", ctx,
-                                cs_tcp_send_k);
+            return cs_sock_park_with(L, &u->s, th, EV_WRITE, u->swait,
+                                     cs_tcp_timeout(u, 1), "socket write",
+                                     cs_tcp_kill_cleanup, ctx,
+                                     cs_tcp_send_k);
         n = errno;
         cs_tcp_write_failed(u);
         return cs_sock_fail(L, cs_net_strerror((int) n));
@@ -1344,13 +1347,15 @@ cs_pool_take(lua_State *L, cs_tcp_t *u, int key)
 /* {====== connect ====== */
 
 /*
- * A connect killed while it waits for the peer or for the name: as any
- * kill, the operation is cancelled and the socket closed, and the pool
- * slot it holds (backlog mode) goes to the next waiting connect at once
- * (OpenResty: ngx_http_lua_coctx_cleanup, ngx_http_lua_tcp_resolve_cleanup).
+ * An operation killed while it waits (a connect for the peer, a
+ * handshake, a receive, a send): as any kill, the operation is cancelled
+ * and the socket closed as close() closes it, so the pool slot it holds
+ * (backlog mode) goes to the next waiting connect at once, and its pool
+ * counts it no longer (OpenResty: ngx_http_lua_coctx_cleanup, then
+ * ngx_http_lua_socket_tcp_finalize).
  */
 static void
-cs_tcp_connect_cleanup(cs_sched_t *S, cs_thread_t *th)
+cs_tcp_kill_cleanup(cs_sched_t *S, cs_thread_t *th)
 {
     cs_tcp_t *u = th->data; /* &u->s, its first member */
 
@@ -1396,7 +1401,7 @@ cs_tcp_connect_start(lua_State *L, cs_tcp_t *u, cs_thread_t *th,
         u->wconnect = 1;
         return cs_sock_park_with(L, &u->s, th, EV_WRITE, EV_WRITE,
                                  cs_tcp_timeout(u, 0), "socket connect",
-                                 cs_tcp_connect_cleanup, 0,
+                                 cs_tcp_kill_cleanup, 0,
                                  cs_tcp_connect_k);
     }
     e = errno;
@@ -1693,7 +1698,7 @@ cs_tcp_handshake_k(lua_State *L, int status, lua_KContext ctx)
         return cs_sock_park_with(L, &u->s, th, want, want,
                                  cs_tcp_timeout(u, 0),
                                  "socket sslhandshake",
-                                 cs_tcp_connect_cleanup, ctx,
+                                 cs_tcp_kill_cleanup, ctx,
                                  cs_tcp_handshake_k);
     if (rc != CS_OK) {
         cs_tcp_close_conn(u);
