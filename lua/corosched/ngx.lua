@@ -75,6 +75,16 @@ local function checkstr(s, fname, n)
   argerror(n or 1, fname, "string expected, got " .. t, 4)
 end
 
+-- the string argument of the helpers ngx_lua writes in C with
+-- luaL_checklstring (decode_args, hmac_sha1, quote_sql_str): numbers are
+-- converted, anything else raises, nil too
+local function checklstr(s, fname, n)
+  local t = type(s)
+  if t == "string" then return s end
+  if t == "number" then return numstr(s) end
+  argerror(n or 1, fname, "string expected, got " .. t, 4)
+end
+
 -- the same for the helpers lua-resty-core implements (md5, sha1_bin,
 -- encode_base64, escape_uri, crc32...): nil and false count as "", any
 -- other value as tostring(value)
@@ -306,11 +316,12 @@ local function b64_decode(s, dec)
   return concat(out)
 end
 
+-- (lua-resty-core's check: false and nil pad, true does not, any other
+-- value raises)
 local function encode_base64(s, no_padding)
   s = tostr(s)
-  if no_padding ~= nil and type(no_padding) ~= "boolean" then
-    argerror(2, "encode_base64", "boolean expected, got "
-             .. type(no_padding))
+  if no_padding and no_padding ~= true then
+    error("bad no_padding: boolean expected, got " .. type(no_padding), 2)
   end
   return b64_encode(s, B64_ENC, not no_padding)
 end
@@ -484,8 +495,8 @@ local function xor_bytes(s, k)
 end
 
 local function hmac_sha1(key, msg)
-  key = checkstr(key, "hmac_sha1", 1)
-  msg = checkstr(msg, "hmac_sha1", 2)
+  key = checklstr(key, "hmac_sha1", 1)
+  msg = checklstr(msg, "hmac_sha1", 2)
   if #key > 64 then key = sha1_bin(key) end
   key = key .. ("\0"):rep(64 - #key)
   return sha1_bin(xor_bytes(key, 0x5c)
@@ -550,7 +561,7 @@ local function escape_uri(s, esc_type)
   elseif type(esc_type) ~= "number" then
     error('"type" is not a number', 3)
   elseif not (esc_type >= 0 and esc_type <= 6) then -- (NaN too)
-    error('"type" ' .. tostring(esc_type) .. " out of range", 3)
+    error('"type" ' .. numstr(esc_type) .. " out of range", 3)
   end
   -- (the FFI passes an int: a fraction is dropped)
   return (s:gsub(".", ESCAPE[floor(esc_type)]))
@@ -570,9 +581,11 @@ end
 -- are ngx_lua's (ngx_http_lua_process_args_option)
 local function encode_args(...)
   local t = ...
+  if select("#", ...) ~= 1 then
+    error("expecting 1 argument but seen " .. select("#", ...), 2)
+  end
   if type(t) ~= "table" then
-    argerror(1, "encode_args", "table expected, got "
-             .. (select("#", ...) == 0 and "no value" or type(t)))
+    argerror(1, "encode_args", "table expected, got " .. type(t))
   end
   local keys = {}
   for k in next, t do
@@ -631,10 +644,29 @@ end
 -- "a=1&b&c=" -> {a = "1", b = true, c = ""}, as ngx_http_lua_parse_args:
 -- every "&" ends a pair (an empty one too) and counts towards max_args
 -- (default 100; 0 or less: no limit); at the limit the table is returned
--- with "truncated"
-local function decode_args(s, max_args)
-  s = checkstr(s, "decode_args")
-  max_args = max_args or 100
+-- with "truncated". As ngx_lua's C function: one or two arguments, the
+-- string as luaL_checklstring takes it, max_args as luaL_checkint (a
+-- number or a numeric string, truncated; nil raises)
+local function decode_args(...)
+  local n, s, max_args = select("#", ...), ...
+  if n ~= 1 and n ~= 2 then
+    error("expecting 1 or 2 arguments but seen " .. n, 2)
+  end
+  s = checklstr(s, "decode_args")
+  if n == 2 then
+    local m = tonumber(max_args)
+    if type(max_args) == "string" then m = tonumber(max_args) end
+    if not m then
+      argerror(2, "decode_args", "number expected, got "
+               .. type(max_args))
+    end
+    -- (LuaJIT's lua_tointeger truncates; as C's int)
+    m = (m ~= m or m >= 2^31 or m < -2^31) and 0
+        or tointeger(m >= 0 and floor(m) or -floor(-m))
+    max_args = m
+  else
+    max_args = 100
+  end
   local res, count, pos = {}, 0, 1
   while true do
     local amp = s:find("&", pos, true)
@@ -656,10 +688,7 @@ local SQL_ESC = {
 }
 
 local function quote_sql_str(s)
-  if s == nil then -- raises here, unlike the other helpers (spec/59)
-    argerror(1, "quote_sql_str", "string expected, got nil", 3)
-  end
-  s = checkstr(s, "quote_sql_str")
+  s = checklstr(s, "quote_sql_str") -- (nil raises, spec/59)
   return "'" .. s:gsub("[\0\b\n\r\t\26\\'\"]", SQL_ESC) .. "'"
 end
 
@@ -671,11 +700,21 @@ local MONTHS = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug",
                  "Sep", "Oct", "Nov", "Dec" }
 
 -- a time for http_time / cookie_time as nginx takes it: a number only
--- (lua-resty-core's message), truncated, and what is before 1970 as 1970
--- (ngx_gmtime)
+-- (lua-resty-core's message), made a time_t by the FFI (truncated; NaN,
+-- infinities and what int64 cannot hold become its minimum, as x86's
+-- conversion does), what is before 1970 as 1970, and what is after
+-- 9999-12-31 23:59:59 as that (ngx_gmtime)
 local function time_arg(sec)
   if type(sec) ~= "number" then error("number argument only", 3) end
-  sec = sec < 0 and 0 or tointeger(floor(sec))
+  if mtype(sec) == "float" then
+    if sec ~= sec or sec >= 2^63 or sec < -2^63 then
+      sec = 0
+    else
+      sec = tointeger(sec >= 0 and floor(sec) or -floor(-sec))
+    end
+  end
+  if sec < 0 then sec = 0 end
+  if sec > 253402300799 then sec = 253402300799 end
   return sec, os.date("!*t", sec)
 end
 
