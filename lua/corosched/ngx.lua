@@ -655,7 +655,6 @@ local function decode_args(...)
   s = checklstr(s, "decode_args")
   if n == 2 then
     local m = tonumber(max_args)
-    if type(max_args) == "string" then m = tonumber(max_args) end
     if not m then
       argerror(2, "decode_args", "number expected, got "
                .. type(max_args))
