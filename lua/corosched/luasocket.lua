@@ -199,12 +199,14 @@ function M.tcp6()
   return new_tcp("master", cs.socket.tcp(), "inet6")
 end
 
-function tcp.connect(self, address, port)
-  checkclass(self, tcp_mt, MASTER_OR_CLIENT, "connect")
-  address = checkstr(address, 1, "connect")
+-- connect, or its other name setpeername (for the messages)
+local function connector(fname)
+  return function(self, address, port)
+  checkclass(self, tcp_mt, MASTER_OR_CLIENT, fname)
+  address = checkstr(address, 1, fname)
   local p
   if not self.path then
-    p = tonumber(checkstr(port, 2, "connect"))
+    p = tonumber(checkstr(port, 2, fname))
   end
   if self.closed then return nil, "closed" end
   if self.kind == "client" then return 1.0 end -- as LuaSocket: EISCONN
@@ -212,6 +214,13 @@ function tcp.connect(self, address, port)
     address = "unix:" .. address
   elseif p == nil then
     return nil, "service not supported for socket type"
+  end
+  if self.bound then -- bind() then connect(): a client from that address
+    local host, lport = self.s:getsockname()
+    self.s:close()
+    self.s, self.bound = cs.socket.tcp(), nil
+    self.s:bind(host:find(":", 1, true) and ("[" .. host .. "]:" .. lport)
+                or (host .. ":" .. lport))
   end
   arm(self)
   local ok, err
@@ -225,16 +234,20 @@ function tcp.connect(self, address, port)
   end
   self.opts = nil
   return 1.0
+  end
 end
+tcp.connect, tcp.setpeername = connector("connect"), connector("setpeername")
 
-function tcp.bind(self, address, port)
-  checkclass(self, tcp_mt, MASTER, "bind")
-  address = any_addr(self, checkstr(address, 1, "bind"))
+-- bind, or its other name setsockname
+local function binder(fname)
+  return function(self, address, port)
+  checkclass(self, tcp_mt, MASTER, fname)
+  address = any_addr(self, checkstr(address, 1, fname))
   local l, err
   if self.path then
     l, err = cs.socket.listen("unix:" .. address)
   else
-    port = checknum(port, 2, "bind")
+    port = checknum(port, 2, fname)
     local opts = self.opts or {}
     l, err = cs.socket.listen(address, port,
                               { reuseaddr = opts.reuseaddr and true or nil,
@@ -245,7 +258,9 @@ function tcp.bind(self, address, port)
   self.s:close()
   self.s, self.bound = l, true
   return 1.0
+  end
 end
+tcp.bind, tcp.setsockname = binder("bind"), binder("setsockname")
 
 function tcp.listen(self, backlog)
   checkclass(self, tcp_mt, MASTER, "listen")
@@ -280,8 +295,8 @@ function tcp.send(self, data, i, j)
   if j < 0 then j = n + j + 1 end
   if i < 1 then i = 1 end
   if j > n then j = n end
+  if i > j then return i - 1.0, nil, nil end -- (no I/O: closed too)
   if self.closed then return nil, "closed", i - 1.0 end
-  if i > j then return i - 1.0, nil, nil end
   arm(self)
   local sent, err = self.s:send(i == 1 and j == n and data
                                 or ssub(data, i, j))
@@ -301,21 +316,33 @@ function tcp.receive(self, pattern, prefix)
     if want < 0 then argerror(1, "receive", "invalid receive pattern") end
     want = floor(want)
   elseif type(pattern) == "string" then
-    if pattern ~= "*l" and pattern ~= "*a" then
+    -- (LuaSocket looks at the first two characters only: "*line")
+    want = pattern:sub(1, 2)
+    if want ~= "*l" and want ~= "*a" then
       argerror(1, "receive", "invalid receive pattern")
     end
-    want = pattern
   else
     checkstr(pattern, 1, "receive")
   end
   prefix = checkstr(prefix, 2, "receive", true) or ""
-  if self.closed or self.rdown then return nil, "closed", prefix end
   if type(want) == "number" then
     want = want - #prefix
-    if want <= 0 then return prefix, nil, nil end
+    if want <= 0 then return prefix, nil, nil end -- (no I/O: closed too)
   end
-  arm(self)
-  local data, err, partial = self.s:receive(want)
+  if self.closed then return nil, "closed", prefix end
+  local data, err, partial
+  if self.rdown then
+    -- after shutdown("receive"), what the kernel holds is still read,
+    -- and then the end comes at once (Linux's SHUT_RD)
+    self.s:settimeout(1)
+    data, err, partial = self.s:receive(want)
+    if err == "timeout" then
+      if want == "*a" then data, err = partial, nil else err = "closed" end
+    end
+  else
+    arm(self)
+    data, err, partial = self.s:receive(want)
+  end
   if data then
     -- getstats counts bytes taken from the stream: a line's LF too (the
     -- CRs "*l" drops are not seen here)
@@ -345,7 +372,7 @@ end
 
 local function addr(self, which, fname)
   checkclass(self, tcp_mt, ANY, fname)
-  if self.closed then return nil, "closed" end
+  if self.closed then return nil, "Bad file descriptor" end -- (EBADF)
   local ip, port = self.s[which](self.s)
   if not ip then return nil, port end
   if self.path then return ip end
@@ -379,6 +406,11 @@ function tcp.setoption(self, name, value)
   checkclass(self, tcp_mt, ANY, "setoption")
   name = checkstr(name, 1, "setoption")
   local o = option(name, "setoption")
+  -- LuaSocket's check of a boolean's value (luaL_checktype)
+  if BOOLEAN[name] and type(value) ~= "boolean" then
+    argerror(2, "setoption", "boolean expected, got "
+             .. (value == nil and "no value" or type(value)))
+  end
   if self.kind ~= "client" then -- before connect or bind: kept for them
     if self.unspec then return nil, "setsockopt failed" end
     if o == true and name ~= "reuseport" then return not_available(name) end
@@ -401,6 +433,8 @@ function tcp.getoption(self, name)
     if not self.unspec and self.opts and self.opts[name] ~= nil then
       return self.opts[name]
     end
+    -- (a tcp4/tcp6 socket exists there: its booleans start off)
+    if not self.unspec and BOOLEAN[name] then return false end
     return nil, "getsockopt failed"
   end
   if o == true then return not_available(name) end
@@ -413,22 +447,26 @@ function tcp.getoption(self, name)
 end
 
 function tcp.getstats(self)
-  checkclass(self, tcp_mt, ANY, "getstats")
+  checkclass(self, tcp_mt, CLIENT, "getstats")
   return self.rx + 0.0, self.tx + 0.0, M.gettime() - self.born
 end
 
+-- (the counts are C longs there: truncated)
+local function trunc(x) return x < 0 and -floor(-x) or floor(x) end
+
 function tcp.setstats(self, rx, tx, age)
-  checkclass(self, tcp_mt, ANY, "setstats")
-  self.rx = checknum(rx, 1, "setstats", self.rx)
-  self.tx = checknum(tx, 2, "setstats", self.tx)
+  checkclass(self, tcp_mt, CLIENT, "setstats")
+  self.rx = trunc(checknum(rx, 1, "setstats", self.rx))
+  self.tx = trunc(checknum(tx, 2, "setstats", self.tx))
   self.born = M.gettime() - checknum(age, 3, "setstats", 0)
   return 1.0
 end
 
 function tcp.getfd(self)
   checkclass(self, tcp_mt, ANY, "getfd")
-  if self.closed or self.kind == "server" then return -1 end
-  return self.s:getfd()
+  -- (a number: LuaSocket pushes a lua_Number)
+  if self.closed or self.kind == "server" then return -1.0 end
+  return self.s:getfd() + 0.0
 end
 
 -- no unread bytes are visible from outside a cosocket: socket.select,
