@@ -10,10 +10,10 @@
 -- compared without its number and name: LuaJIT calls every method '?' and
 -- counts the object, Lua 5.4 names a method and does not count it.
 local helper = require "spec.helper"
-local cs = require "corosched"
 local net = require "spec.support.net"
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
+local script_peer = require "spec.support.script_peer"
 local m = require "spec.support.openresty_cases"
 local recorded = require "spec.support.openresty_recorded"
 
@@ -186,39 +186,10 @@ local DIFFERENT = {
 ---------------------------------------------------------------------------
 -- the peer
 
-local function own_dir()
-  local src = debug.getinfo(1, "S").source:sub(2)
-  return (src:match("^(.*)/[^/]*$") or ".")
-end
+local peer
 
-local peer, peer_proc
-
--- the peer's TLS ports serve spec/support/certs/peer.crt, signed by its
--- ca.crt, which the recording's nginx trusts (lua_ssl_trusted_certificate)
--- and corosched here (cs.socket.setcafile)
-local function start_peer()
-  local dir = own_dir()
-  local cmd = ("exec env -u LD_PRELOAD python3 %s/support/script_peer.py "
-               .. "--parent %s --certs %s/support/certs </dev/null"):format(
-               dir, net.own_pid(), dir)
-  peer_proc = assert(io.popen(cmd, "r"))
-  local line = peer_proc:read("l") or ""
-  local port, refused, udp, udp_refused, unix, pid, tls, tls_self =
-    line:match("^tcp (%d+) refused (%d+) udp (%d+) udp_refused (%d+) "
-               .. "unix (%S+) pid (%d+) tls (%d+) tls_self (%d+)$")
-  assert(port, "script_peer.py did not start: " .. line)
-  peer = { port = tonumber(port), refused = tonumber(refused),
-           udp = tonumber(udp), udp_refused = tonumber(udp_refused),
-           unix = unix, pid = tonumber(pid), tls = tonumber(tls),
-           tls_self = tonumber(tls_self) }
-  assert(cs.socket.setcafile(dir .. "/support/certs/ca.crt"))
-end
-
-local function stop_peer()
-  cs.socket.setcafile(nil)
-  if peer_proc then net.stop_process(peer.pid, peer_proc) end
-  peer_proc = nil
-end
+local function start_peer() peer = script_peer.start() end
+local stop_peer = script_peer.stop
 
 ---------------------------------------------------------------------------
 

@@ -59,18 +59,20 @@ def drain(conn):
 
 
 def read_line(conn):
+    """The script line, and what came after it in the same reads."""
     buf = b""
-    while not buf.endswith(b"\n"):
-        b = conn.recv(1)
+    while b"\n" not in buf:
+        b = conn.recv(65536)
         if not b:
-            return None
+            return None, b""
         buf += b
-    return buf[:-1].decode("latin-1")
+    line, _, rest = buf.partition(b"\n")
+    return line.decode("latin-1"), rest
 
 
 def serve_tcp(conn):
     try:
-        script = read_line(conn)
+        script, extra = read_line(conn)
         if script is None:
             return
         for step in script.split():
@@ -82,7 +84,8 @@ def serve_tcp(conn):
             elif op == "s":
                 time.sleep(float(arg))
             elif op == "r":
-                left = int(arg)
+                left = int(arg) - len(extra[:int(arg)])
+                extra = extra[int(arg):]
                 while left > 0:
                     b = conn.recv(left)
                     if not b:
@@ -100,6 +103,8 @@ def serve_tcp(conn):
                                 struct.pack("ii", 1, 0))
                 return
             elif op == "e":
+                if extra:
+                    conn.sendall(extra)
                 while True:
                     b = conn.recv(65536)
                     if not b:
