@@ -337,36 +337,38 @@ cs_until_at_boundary(const cs_until_t *u)
 
 
 /*
- * Moves pending data (dropped from a failed partial match) to out, within
- * limit. CS_AGAIN: all moved, go on; CS_OK: a sized chunk is full;
- * CS_LIMIT: maxline reached with data left; CS_ERROR: ENOMEM.
+ * Moves pending data (dropped from a failed partial match) to out. With a
+ * size, all of it at once, even past the size, as lua-nginx-module adds
+ * its pending data whole (a sized call may return more than it asked for);
+ * without, within limit (maxline). CS_AGAIN: all moved, go on; CS_OK: a
+ * sized chunk is full; CS_LIMIT: maxline reached with data left;
+ * CS_ERROR: ENOMEM.
  */
 static int
 cs_until_pending(cs_until_t *u, cs_buf_t *out, size_t size, size_t limit)
 {
-    while (u->pend_start < u->pend_end) {
-        size_t k, room = cs_room(out, limit);
+    size_t k = u->pend_end - u->pend_start, room;
 
-        if (room == 0) {
-            return size > 0 ? CS_OK : CS_LIMIT;
-        }
-        k = u->pend_end - u->pend_start;
-        if (k > room) {
-            k = room;
-        }
-        if (cs_buf_append(out, u->pat + u->pend_start, k) != CS_OK) {
-            return CS_ERROR;
-        }
-        u->pend_start += k;
-        if (u->pend_start == u->pend_end) {
-            u->pend_start = 0;
-            u->pend_end = 0;
-        }
-        if (size > 0 && cs_buf_len(out) >= size) {
-            return CS_OK;
-        }
+    if (k == 0) {
+        return CS_AGAIN;
     }
-    return CS_AGAIN;
+    room = size > 0 ? k : cs_room(out, limit);
+    if (room == 0) {
+        return CS_LIMIT;
+    }
+    if (k > room) {
+        k = room;
+    }
+    if (cs_buf_append(out, u->pat + u->pend_start, k) != CS_OK) {
+        return CS_ERROR;
+    }
+    u->pend_start += k;
+    if (u->pend_start < u->pend_end) {
+        return CS_LIMIT;
+    }
+    u->pend_start = 0;
+    u->pend_end = 0;
+    return size > 0 && cs_buf_len(out) >= size ? CS_OK : CS_AGAIN;
 }
 
 
@@ -445,10 +447,15 @@ cs_until_run(cs_until_t *u, cs_buf_t *in, cs_buf_t *out, size_t size,
 
         /*
          * Mismatch after q > 0 matched bytes: the longest border of
-         * pat[0..q) stays matched, the bytes before it are data. p[i] is
-         * looked at again against the shorter match.
+         * pat[0..q) that p[i] continues stays matched (or none), the bytes
+         * before it are data, dropped in one piece (OpenResty's matcher
+         * jumps there in one step). p[i] is looked at again against the
+         * shorter match.
          */
         k = u->fail[u->q];
+        while (k > 0 && p[i] != u->pat[k]) {
+            k = u->fail[k];
+        }
         u->pend_start = 0;
         u->pend_end = u->q - k;
         u->q = k;

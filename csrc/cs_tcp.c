@@ -31,6 +31,7 @@
 #define CS_TCP_DEFAULT_POOL 30         /* lua_socket_pool_size */
 #define CS_TCP_DEFAULT_IDLE 60000      /* lua_socket_keepalive_timeout */
 #define CS_TCP_RECV_CHUNK 16384
+#define CS_TCP_NGX_BUFFER 4096     /* lua_socket_buffer_size */
 #define CS_TCP_RESERVE (1024 * 1024)    /* most a count reserves at once */
 #define CS_UNTIL_MT "corosched.until"
 #define CS_TCP_CLOSE_ONCE 0x80         /* in ended; not an EV_* bit */
@@ -434,6 +435,13 @@ cs_tcp_fill(cs_tcp_t *u, char *stack, cs_buf_t *view)
         if (n > 0)
             cs_buf_commit(&u->in, (size_t) n);
     } else {
+        /* one read of OpenResty's buffer size at most (its
+         * lua_socket_buffer_size, one page by default): what a receive
+         * leaves buffered, and so what a receiveany returns next, is what
+         * it would be there; the rest stays in the kernel. "*a" keeps
+         * nothing: it reads more at once. */
+        if (u->rmode != CS_RX_ALL)
+            room = CS_TCP_NGX_BUFFER;
         n = u->tp->recv(CS_TCP_X(u, tpio, NULL), u->s.fd, stack, room,
                         &u->rwait);
         if (n > 0) {

@@ -38,6 +38,10 @@ struct cs_tls_s {
     unsigned char verify;  /* the handshake checks chain and name */
     unsigned char done;    /* the handshake succeeded */
     unsigned char fatal;   /* a fatal error: no close_notify */
+    signed char last;      /* a read's end (CS_CLOSED, CS_ERROR) met after
+                            * data: the next read returns it (nginx's
+                            * c->ssl->last) */
+    int last_errno;
 };
 
 struct cs_tls_conf_s {
@@ -401,7 +405,7 @@ cs_tls_handshake(cs_tls_t *t, short *want, char *err, size_t errlen)
 
 /* > 0 bytes, or a cs_rc.h code for what SSL_read/SSL_write said (n) */
 static ssize_t
-cs_tls_result(cs_tls_t *t, int n, short *want)
+cs_tls_result(cs_tls_t *t, int n, int reading, short *want)
 {
     switch (SSL_get_error(t->ssl, n)) {
     case SSL_ERROR_WANT_READ:
@@ -414,8 +418,12 @@ cs_tls_result(cs_tls_t *t, int n, short *want)
         return CS_CLOSED;
     case SSL_ERROR_SYSCALL:
         t->fatal = 1;
-        if (t->err == 0 && ERR_peek_error() == 0)
-            return CS_CLOSED; /* EOF without close_notify */
+        /* EOF without close_notify; and for a read any failure of the
+         * socket that OpenSSL did not queue an error for (a reset), as
+         * nginx's ngx_ssl_handle_recv takes them for the peer's clean
+         * shutdown: "closed" in OpenResty */
+        if ((t->err == 0 || reading) && ERR_peek_error() == 0)
+            return CS_CLOSED;
         errno = t->err != 0 ? t->err : EPROTO;
         ERR_clear_error();
         return CS_ERROR;
@@ -432,13 +440,39 @@ static ssize_t
 cs_tls_recv(void *io, int fd, char *buf, size_t len, short *want)
 {
     cs_tls_t *t = io;
+    size_t got = 0;
+    ssize_t rc;
     int n;
 
     (void) fd;
-    ERR_clear_error();
-    t->err = 0;
-    n = SSL_read(t->ssl, buf, len > INT_MAX ? INT_MAX : (int) len);
-    return n > 0 ? n : cs_tls_result(t, n, want);
+    if (t->last != 0) {
+        errno = t->last_errno;
+        return t->last;
+    }
+    if (len > INT_MAX)
+        len = INT_MAX;
+    /* record after record until len is full or nothing more came, as
+     * nginx's ngx_ssl_recv fills its buffer: a receiveany gets all the
+     * records that are in. An end or error after some data waits for
+     * the next call. */
+    for (;;) {
+        ERR_clear_error();
+        t->err = 0;
+        n = SSL_read(t->ssl, buf + got, (int) (len - got));
+        if (n <= 0)
+            break;
+        got += (size_t) n;
+        if (got == len)
+            return (ssize_t) got;
+    }
+    rc = cs_tls_result(t, n, 1, want);
+    if (got == 0)
+        return rc;
+    if (rc == CS_CLOSED || rc == CS_ERROR) {
+        t->last = (signed char) rc;
+        t->last_errno = errno;
+    }
+    return (ssize_t) got;
 }
 
 
@@ -452,7 +486,7 @@ cs_tls_send(void *io, int fd, const char *buf, size_t len, short *want)
     ERR_clear_error();
     t->err = 0;
     n = SSL_write(t->ssl, buf, len > INT_MAX ? INT_MAX : (int) len);
-    return n > 0 ? n : cs_tls_result(t, n, want);
+    return n > 0 ? n : cs_tls_result(t, n, 0, want);
 }
 
 
@@ -486,13 +520,15 @@ cs_tls_idle(void *io, int fd)
 
     if (SSL_pending(t->ssl) > 0)
         return CS_ERROR;
+    if (t->last != 0) /* an end a read met after its data */
+        return t->last;
     for (i = 0; i < 1000000; i++) { /* one byte each, at worst */
         ERR_clear_error();
         t->err = 0;
         n = SSL_peek(t->ssl, &c, 1); /* data stays where it is */
         if (n > 0)
             return CS_ERROR;
-        n = (int) cs_tls_result(t, n, &want);
+        n = (int) cs_tls_result(t, n, 1, &want);
         if (n != CS_AGAIN)
             return n == CS_CLOSED ? CS_CLOSED : CS_ERROR;
         /* the kernel may still hold bytes of a record (short I/O) */

@@ -693,7 +693,9 @@ describe("tcp:receiveuntil", function()
       for _ = 1, 40 do
         local d, err, partial = r2(3)
         if d then
-          assert.is_true(#d <= 3, d)
+          -- the bytes of a failed partial match go out whole, as in
+          -- OpenResty, even past the size
+          assert.is_true(#d <= 3 + #"aaab" - 1, d)
           rebuilt[#rebuilt + 1] = d
         elseif err then
           assert.equal("closed", err)
