@@ -164,6 +164,11 @@ tidy:
 record-openresty:
 	INSTALL=1 sh spec/support/record_openresty.sh
 
+# the same for the random cases of spec/support/cosocket_random_cases.lua
+# (spec/71)
+record-cosocket-random:
+	INSTALL=1 sh spec/support/record_cosocket_random.sh
+
 # soak: a corosched echo server and client churning 9,000 connections for
 # SOAK_TIME s, 1,000,000 spawn/kill/wait cycles, random timers; fails when
 # RSS, fds or cs.stats() trend upward. Results and plot in $(BUILD)/soak.
@@ -249,5 +254,5 @@ clean:
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
         run-busted-each check-shortio check-c fuzz check-gcstress tidy \
-        soak alloc-fail coverage record-openresty \
+        soak alloc-fail coverage record-openresty record-cosocket-random \
         cppcheck format lint bench clean

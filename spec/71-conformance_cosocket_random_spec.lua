@@ -1,0 +1,91 @@
+-- Conformance with real OpenResty's TCP cosockets, randomized:
+-- spec/support/cosocket_random_cases.lua generates (seeded, deterministic)
+-- a few hundred connections to spec/support/script_peer.py, over TCP, unix
+-- sockets and TLS, each a random mix of receive(n), "*l", "*a",
+-- receiveany, receiveuntil iterators (inclusive or not, called with and
+-- without a size, several per socket, old ones called again), the peer's
+-- chunks arriving between them, and its FIN, close or reset; and
+-- setkeepalive() or close() at the end. spec/support/
+-- record_cosocket_random.sh ran them in OpenResty and recorded one line
+-- per step in spec/support/cosocket_random_recorded.txt. Here the same
+-- cases run on corosched (through corosched.ngx's `ngx` global, 40 at a
+-- time as there) and each must return what OpenResty returned, line for
+-- line.
+local net = require "spec.support.net"
+local ngxc = require "corosched.ngx"
+local ngx_env = require "spec.support.ngx_env"
+local script_peer = require "spec.support.script_peer"
+local m = require "spec.support.cosocket_random_cases"
+local show = require("spec.support.openresty_cases").show
+
+local save_globals, restore_globals = ngx_env.saver()
+
+local function own_dir()
+  local src = debug.getinfo(1, "S").source:sub(2)
+  return src:match("^(.*)/[^/]*$") or "."
+end
+
+-- the recording: its seed and count, and its text by case number
+local function load_recording()
+  local path = own_dir() .. "/support/cosocket_random_recorded.txt"
+  local f = assert(io.open(path, "rb"))
+  local seed, count, texts, cur = nil, nil, {}, nil
+  for line in f:lines() do
+    local s, c = line:match("^# seed (%d+), count (%d+)$")
+    local n = line:match("^== case (%d+)$")
+    if s then
+      seed, count = tonumber(s), tonumber(c)
+    elseif n then
+      cur = {}
+      texts[tonumber(n)] = cur
+    elseif cur and not line:match("^# ") then
+      cur[#cur + 1] = line
+    end
+  end
+  f:close()
+  for i, lines in pairs(texts) do texts[i] = table.concat(lines, "\n") end
+  return seed, count, texts
+end
+
+-- whether case c reads with receiveany: what one read returns differs in
+-- short-I/O mode (make check-shortio), where each recv moves one byte
+local function uses_receiveany(c)
+  for _, op in ipairs(c.ops) do
+    if op[1] == "receiveany" then return true end
+  end
+  return false
+end
+
+describe("random cosocket cases recorded from OpenResty", function()
+  local seed, count, recorded = load_recording()
+  local cases = m.generate(m.SEED, m.COUNT)
+  local got
+
+  setup(function()
+    save_globals()
+    local peer = script_peer.start()
+    local ok, err = pcall(net.run, function()
+      ngxc.install()
+      got = m.run_all(cases, peer, show)
+    end)
+    script_peer.stop()
+    restore_globals()
+    assert(ok, err)
+  end)
+
+  it("the recording is of these cases", function()
+    assert.are.equal(m.SEED, seed)
+    assert.are.equal(m.COUNT, count)
+    for i = 1, m.COUNT do
+      assert(recorded[i], "case " .. i .. " is not recorded (run "
+             .. "spec/support/record_cosocket_random.sh)")
+    end
+  end)
+
+  for i, c in ipairs(cases) do
+    local it = net.short_io and uses_receiveany(c) and pending or it
+    it(("case %d (%s, %d steps)"):format(i, c.transport, #c.ops), function()
+      assert.are.equal(recorded[i], got[i])
+    end)
+  end
+end)
