@@ -114,7 +114,8 @@ run-busted-each:
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
 SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua \
                           spec/4*_spec.lua spec/5*_spec.lua spec/6*_spec.lua \
-                          spec/regress/tcp_*_spec.lua)
+                          spec/71*_spec.lua spec/regress/tcp_*_spec.lua \
+                          spec/regress/cosocket_*_spec.lua)
 check-shortio: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
 	CS_SHORT_IO=1 $(MAKE) --no-print-directory BUILD=build-testing \

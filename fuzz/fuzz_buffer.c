@@ -136,18 +136,68 @@ ref_limited(cs_buf_t *tr, const char *d, size_t n, size_t det, size_t m,
 }
 
 
-/* sized chunks of d[0..n) while det - off >= s, then `last` */
-static void
-ref_chunked(cs_buf_t *tr, const char *d, size_t n, size_t det, size_t s,
-    char last, const char *suf, size_t sn)
+/* the state after q matched bytes of pat and then c, when c != pat[q]:
+ * the longest prefix of pat that ends the text (0 if none) */
+static size_t
+ref_next(const fz_params_t *fp, size_t q, char c)
 {
-    size_t off = 0;
+    size_t k;
 
-    while (det - off >= s) {
-        fz_event(tr, 'O', d + off, s);
-        off += s;
+    for (k = q; k > 0; k--) {
+        if (fp->pat[k - 1] == c
+            && memcmp(fp->pat, fp->pat + q - (k - 1), k - 1) == 0)
+        {
+            return k;
+        }
     }
-    fz_event2(tr, last, d + off, n - off, suf, sn);
+    return 0;
+}
+
+
+/*
+ * A sized receiveuntil iterator as lua-nginx-module's reads: a byte outside
+ * any match goes out at once and counts against the size; a failed partial
+ * match gives out the bytes before the longest match that goes on, all at
+ * once, even past the size; a chunk ends once the size is reached, or at
+ * the pattern ('B', then 'C').
+ */
+static void
+ref_sized(const fz_params_t *fp, const char *s, size_t n, cs_buf_t *tr)
+{
+    cs_buf_t out;
+    size_t i, q = 0, k, drop;
+
+    cs_buf_init(&out);
+    for (i = 0; i < n; i++) {
+        if (s[i] == fp->pat[q]) {
+            if (++q < fp->plen) {
+                continue;
+            }
+            fz_event2(tr, 'B', cs_buf_ptr(&out), cs_buf_len(&out),
+                      fp->pat, fp->inclusive ? fp->plen : 0);
+            fz_event(tr, 'C', "", 0);
+            cs_buf_reset(&out);
+            q = 0;
+            continue;
+        }
+        k = q > 0 ? ref_next(fp, q, s[i]) : 0;
+        drop = q > 0 ? q + (k > 0 ? 1 : 0) - k : 0;
+        if (cs_buf_append(&out, q > 0 ? fp->pat : s + i, q > 0 ? drop : 1)
+            != CS_OK)
+        {
+            fz_die("out of memory");
+        }
+        q = k;
+        if (cs_buf_len(&out) >= fp->size) {
+            fz_event(tr, 'O', cs_buf_ptr(&out), cs_buf_len(&out));
+            cs_buf_reset(&out);
+        }
+        if (drop > 0 && k == 0) {
+            i--;            /* looked at again outside any match */
+        }
+    }
+    fz_event2(tr, 'P', cs_buf_ptr(&out), cs_buf_len(&out), fp->pat, q);
+    cs_buf_free(&out);
 }
 
 
@@ -193,6 +243,10 @@ ref_run(const fz_params_t *fp, const char *s, size_t n, cs_buf_t *tr)
         return;
     }
 
+    if (fp->size > 0) {
+        ref_sized(fp, s, n, tr);
+        return;
+    }
     for (;;) {
         size_t hit = ref_find(s + pos, n - pos, fp->pat, fp->plen);
         const char *suf = fp->inclusive ? fp->pat : "";
@@ -201,21 +255,12 @@ ref_run(const fz_params_t *fp, const char *s, size_t n, cs_buf_t *tr)
         if (hit == n - pos) {
             break;
         }
-        if (fp->size > 0) {
-            ref_chunked(tr, s + pos, hit, hit, fp->size, 'B', suf, sn);
-            fz_event(tr, 'C', "", 0);
-        } else {
-            ref_limited(tr, s + pos, hit, hit, fp->maxline, 'O', suf, sn);
-        }
+        ref_limited(tr, s + pos, hit, hit, fp->maxline, 'O', suf, sn);
         pos += hit + fp->plen;
     }
 
     k = n - pos - ref_held(s + pos, n - pos, fp->pat, fp->plen);
-    if (fp->size > 0) {
-        ref_chunked(tr, s + pos, n - pos, k, fp->size, 'P', "", 0);
-    } else {
-        ref_limited(tr, s + pos, n - pos, k, fp->maxline, 'P', "", 0);
-    }
+    ref_limited(tr, s + pos, n - pos, k, fp->maxline, 'P', "", 0);
 }
 
 

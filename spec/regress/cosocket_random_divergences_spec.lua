@@ -82,7 +82,10 @@ describe("regression: what spec/71 found", function()
     end)
   end)
 
-  it("over TLS receiveany returns every record that is in", function()
+  -- what one read returns: not in short-I/O mode (one byte a read)
+  local it_reads = net.short_io and pending or it
+
+  it_reads("over TLS receiveany returns every record that is in", function()
     net.run(function()
       local s = connect("w:ab w:cd r:1 w:ef r:1 c", true)
       assert.same({ "abcd" }, { s:receiveany(100) })
@@ -96,7 +99,7 @@ describe("regression: what spec/71 found", function()
     end)
   end)
 
-  it("receiveany reads 4096 bytes at most, the rest stays", function()
+  it_reads("receiveany reads 4096 bytes at most, the rest stays", function()
     net.run(function()
       local s = connect("n:9000")
       assert.equal(4096, #assert(s:receiveany(100000)))
