@@ -2009,7 +2009,7 @@ cs_tcp_setkeepalive(lua_State *L)
     cs_sched_t *S;
     cs_pool_t *p;
     cs_pitem_t *it;
-    int nret, state = CS_OK, n = lua_gettop(L);
+    int nret, unread = 0, state = CS_OK, n = lua_gettop(L);
 
     if (n < 1 || n > 3)
         return luaL_error(L, "expecting 1 to 3 arguments (including the "
@@ -2029,6 +2029,9 @@ cs_tcp_setkeepalive(lua_State *L)
      * read eof or pending_eof, which epoll sets as soon as the FIN is in,
      * even behind unread data) */
     if (u->s.fd >= 0 && !cs_tcp_connecting(u)) {
+        /* (before a TLS idle check reads records) */
+        unread = cs_buf_len(&u->in) > 0
+                 || u->tp->pending(CS_TCP_X(u, tpio, NULL)) > 0;
         state = u->eof ? CS_CLOSED
                        : u->tp->idle(CS_TCP_X(u, tpio, NULL), u->s.fd);
         if (state == CS_CLOSED)
@@ -2036,8 +2039,7 @@ cs_tcp_setkeepalive(lua_State *L)
     }
     if ((nret = cs_tcp_check_state(L, u, EV_READ | EV_WRITE)) != 0)
         return nret;
-    if (cs_buf_len(&u->in) > 0
-        || u->tp->pending(CS_TCP_X(u, tpio, NULL)) > 0)
+    if (unread)
         return cs_sock_fail(L, "unread data in buffer"); /* it stays */
     if (state != CS_OK) {
         /* data nobody asked for, or an error: as OpenResty's keepalive

@@ -507,9 +507,13 @@ cs_tls_free(void *io, int fd)
 }
 
 
-/* reads what came in while idle: post-handshake messages (TLS 1.3 session
- * tickets) are consumed; application data (left to be read) or an EOF
- * ends it */
+/* the state of an idle connection as OpenResty's keepalive checks see it:
+ * the kernel's (cs_net_idle_state: the peer's FIN or reset is CS_CLOSED,
+ * nothing is CS_OK), whatever OpenSSL holds (a close_notify a read met
+ * after its data is pooled, as nginx keeps it in c->ssl->last). Bytes in
+ * the kernel are read: post-handshake messages (TLS 1.3 session tickets)
+ * are consumed, anything else (data, a close_notify, an alert) is
+ * CS_ERROR ("connection in dubious state") */
 static int
 cs_tls_idle(void *io, int fd)
 {
@@ -520,20 +524,14 @@ cs_tls_idle(void *io, int fd)
 
     if (SSL_pending(t->ssl) > 0)
         return CS_ERROR;
-    if (t->last != 0) /* an end a read met after its data */
-        return t->last;
     for (i = 0; i < 1000000; i++) { /* one byte each, at worst */
+        if ((st = cs_net_idle_state(fd)) != CS_ERROR)
+            return st;
         ERR_clear_error();
         t->err = 0;
         n = SSL_peek(t->ssl, &c, 1); /* data stays where it is */
-        if (n > 0)
+        if (n > 0 || cs_tls_result(t, n, 1, &want) != CS_AGAIN)
             return CS_ERROR;
-        n = (int) cs_tls_result(t, n, 1, &want);
-        if (n != CS_AGAIN)
-            return n == CS_CLOSED ? CS_CLOSED : CS_ERROR;
-        /* the kernel may still hold bytes of a record (short I/O) */
-        if ((st = cs_net_idle_state(fd)) != CS_ERROR)
-            return st;
     }
     return CS_ERROR;
 }

@@ -12,6 +12,14 @@
 --    after record until its buffer is full, so receiveany(n) returns every
 --    record that is in (cs_tls.c: cs_tls_recv). An end or an error met
 --    after some data is returned by the next read.
+-- 5. Over TLS, setkeepalive's checks read the records in the kernel
+--    (SSL_peek) before anything else: a close_notify there was "closed"
+--    and data there made "unread data in buffer". OpenResty looks at the
+--    kernel (the peer's FIN: "closed"), then its buffer ("unread data in
+--    buffer"), then peeks the raw socket: any bytes there, a close_notify
+--    too, are "connection in dubious state"; and a close_notify a read
+--    already met after its data does not stop the pooling (cs_tls.c:
+--    cs_tls_idle, cs_tcp.c: cs_tcp_setkeepalive).
 -- 4. A read into an empty buffer took up to 16 KiB; OpenResty reads into
 --    its 4 KiB buffer (lua_socket_buffer_size's default), so receiveany
 --    returns 4096 bytes at most, and after receive(5) 4091 are buffered,
@@ -79,6 +87,41 @@ describe("regression: what spec/71 found", function()
       cs.sleep(0.1)
       assert.same({ nil, "closed" }, { s:setkeepalive() })
       s:close()
+    end)
+  end)
+
+  it("over TLS setkeepalive answers as OpenResty's checks", function()
+    net.run(function()
+      local function keepalive(script, read, more)
+        local s = connect(script, true)
+        local got = { s:receive(read) }
+        if more then
+          assert.equal(1, s:send("t"))
+          cs.sleep(0.1)
+        end
+        local res = { s:setkeepalive() }
+        s:close()
+        return got[1], res
+      end
+      -- the peer's close_notify (and no FIN: it waits for ours) after
+      -- "abc", read by receive(1) with "abc": pooled as in OpenResty, and
+      -- the connection taken from the pool says "closed"
+      assert.same({ "abc", { 1 } }, { keepalive("w:abc c", 3) })
+      local s = cs.socket.tcp()
+      assert(s:connect("127.0.0.1", peer.tls))
+      assert.equal(1, s:getreusedtimes())
+      assert.same({ nil, "closed", "" }, { s:receive(1) })
+      s:close()
+      -- bytes buffered come before the close_notify
+      assert.same({ "a", { nil, "unread data in buffer" } },
+                  { keepalive("w:abc c", 1) })
+      -- a close_notify still in the kernel, or a record: dubious
+      assert.same({ "abc", { nil, "connection in dubious state" } },
+                  { keepalive("w:abc r:1 c", 3, true) })
+      assert.same({ "abc", { nil, "connection in dubious state" } },
+                  { keepalive("w:abc r:1 w:de", 3, true) })
+      -- the peer's FIN without close_notify comes first
+      assert.same({ "a", { nil, "closed" } }, { keepalive("w:abc C", 1) })
     end)
   end)
 

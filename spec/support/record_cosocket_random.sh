@@ -6,6 +6,8 @@
 # lua-nginx-module (Debian: nginx-light libnginx-mod-http-lua, installed
 # with INSTALL=1) in a temporary prefix, against script_peer.py.
 #   sh spec/support/record_cosocket_random.sh [OUT]
+# SEED=n COUNT=n record other cases (to look for divergences; spec/71
+# replays the module's own M.SEED and M.COUNT).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/cosocket_random_recorded.txt}
@@ -38,6 +40,8 @@ http {
       local show = dofile("$here/openresty_cases.lua").show
       local m = dofile("$here/cosocket_random_cases.lua")
       local peer = { port = $port, unix = "$unix", tls = $tls }
+      m.SEED = tonumber("${SEED:-}") or m.SEED
+      m.COUNT = tonumber("${COUNT:-}") or m.COUNT
       local res = m.run_all(m.generate(m.SEED, m.COUNT), peer, show)
       ngx.say("# Recorded by spec/support/record_cosocket_random.sh: what ",
               "OpenResty's cosockets")
