@@ -67,14 +67,49 @@ local function family(ip)
   return ip and sfind(ip, ":", 1, true) and "inet6" or "inet"
 end
 
--- corosched's errors as LuaSocket words them
+-- corosched's errors as LuaSocket words them: its own words for some
+-- errnos (socket_strerror), strerror's text (capitalised) for the others
+local LSWORDS = {
+  ["broken pipe"] = "closed", ["connection reset by peer"] = "closed",
+  ["software caused connection abort"] = "closed",
+  ["connection timed out"] = "timeout",
+  ["transport endpoint is already connected"] = "already connected",
+}
+-- (corosched's texts of errnos, lower case: cs_net_errstr's, but those
+-- LuaSocket has words of its own for)
+local STRERROR = {}
+for w in ([[no route to host|network is unreachable|network is down|
+host is down|machine is not on the network|cannot assign requested address|
+address family not supported by protocol|protocol family not supported|
+protocol not supported|protocol wrong type for socket|
+socket type not supported|protocol not available|protocol error|
+operation not supported|transport endpoint is not connected|
+cannot send after transport endpoint shutdown|destination address required|
+message too long|socket operation on non-socket|bad file descriptor|
+invalid argument|bad address|resource temporarily unavailable|
+operation now in progress|operation already in progress|
+interrupted system call|no buffer space available|cannot allocate memory|
+too many open files|too many open files in system|operation not permitted|
+no such file or directory|not a directory|file name too long|
+too many levels of symbolic links|read-only file system|input/output error|
+function not implemented]]):gmatch("[^|\n]+") do
+  STRERROR[w] = true
+end
+
 local function lserr(err)
-  if err == "broken pipe" then return "closed" end
-  if err and sfind(err, "could not be resolved", 1, true) then
+  if err == nil then return nil end
+  local w = LSWORDS[err]
+  if w then return w end
+  if STRERROR[err] then return (err:gsub("^%l", string.upper)) end
+  if sfind(err, "could not be resolved", 1, true) then
     return "host or service not provided, or not known"
   end
   return err
 end
+
+-- errno texts LuaSocket answers with
+local EBADF = "Bad file descriptor"
+local ENOTCONN = "Transport endpoint is not connected"
 
 ------------------------------------------------------------------------
 -- timeouts: LuaSocket's seconds ("block" per call and "total"), turned
@@ -142,8 +177,9 @@ local function any_addr(self, address)
 end
 
 -- LuaSocket's option names -> the cosocket's; true: LuaSocket has it, the
--- cosocket not (nil, err); absent: raises, as LuaSocket's unknown names
-local OPTIONS = {
+-- cosocket not (nil, err); absent: raises, as LuaSocket's unknown names.
+-- Its getoption knows other names than its setoption.
+local TCP_SET = {
   ["keepalive"] = "keepalive", ["tcp-nodelay"] = "tcp-nodelay",
   ["reuseaddr"] = "reuseaddr", ["send-buffer-size"] = "sndbuf",
   ["recv-buffer-size"] = "rcvbuf",
@@ -154,12 +190,64 @@ local OPTIONS = {
   ["tcp-defer-accept"] = true, ["tcp-fastopen"] = true,
   ["tcp-fastopen-connect"] = true,
 }
-local BOOLEAN = { ["keepalive"] = true, ["tcp-nodelay"] = true,
-                  ["reuseaddr"] = true }
+local TCP_GET = {
+  ["keepalive"] = "keepalive", ["tcp-nodelay"] = "tcp-nodelay",
+  ["reuseaddr"] = "reuseaddr", ["send-buffer-size"] = "sndbuf",
+  ["recv-buffer-size"] = "rcvbuf", ["maxline"] = "maxline",
+  ["reuseport"] = true, ["linger"] = true, ["tcp-keepidle"] = true,
+  ["tcp-keepcnt"] = true, ["tcp-keepintvl"] = true, ["error"] = true,
+}
+-- UDP: the cosocket takes no options
+local UDP_SET, UDP_GET = {}, {}
+for name in ([[dontroute broadcast reuseaddr reuseport ip-multicast-if
+ip-multicast-loop ipv6-unicast-hops ipv6-multicast-hops ipv6-multicast-loop
+ipv6-v6only recv-buffer-size send-buffer-size]]):gmatch("%S+") do
+  UDP_SET[name], UDP_GET[name] = true, true
+end
+for name in ([[ip-multicast-ttl ip-add-membership ip-drop-membership
+ipv6-add-membership ipv6-drop-membership]]):gmatch("%S+") do
+  UDP_SET[name] = true
+end
+UDP_GET["error"] = true
+-- the values LuaSocket checks: booleans (luaL_checktype); a number (int)
+-- lua_tonumber(), what is none 0
+local BOOLEAN, INTEGER = {}, {}
+for name in ([[keepalive tcp-nodelay reuseaddr reuseport ipv6-v6only
+dontroute broadcast ip-multicast-loop ipv6-multicast-loop]]):gmatch("%S+") do
+  BOOLEAN[name] = true
+end
+for name in ([[send-buffer-size recv-buffer-size tcp-keepidle tcp-keepcnt
+tcp-keepintvl tcp-defer-accept tcp-fastopen tcp-fastopen-connect
+ip-multicast-ttl ipv6-unicast-hops ipv6-multicast-hops]]):gmatch("%S+") do
+  INTEGER[name] = true
+end
+
+-- (the counts and ints are C's there: truncated)
+local function trunc(x) return x < 0 and -floor(-x) or floor(x) end
+
+local function option(names, name, fname)
+  local o = names[name]
+  if not o then argerror(1, fname, "unsupported option `" .. name .. "'") end
+  return o
+end
+
+local function option_value(name, value)
+  if BOOLEAN[name] and type(value) ~= "boolean" then
+    argerror(2, "setoption", "boolean expected, got "
+             .. (value == nil and "no value" or type(value)))
+  end
+  if INTEGER[name] then return trunc(tonumber(value) or 0) end
+  return value
+end
+
+local function not_available(name)
+  return nil, "option '" .. name .. "' is not available in corosched"
+end
 
 ------------------------------------------------------------------------
 -- TCP: tcp{master} (made by socket.tcp()), tcp{client} (connected or
--- accepted), tcp{server} (bound and listening)
+-- accepted, or whose connect failed, as LuaSocket's), tcp{server} (bound
+-- and listening)
 
 local tcp = {}
 local tcp_mt = { __index = tcp }
@@ -199,6 +287,24 @@ function M.tcp6()
   return new_tcp("master", cs.socket.tcp(), "inet6")
 end
 
+-- a connection's addresses, kept: a read error closes the cosocket (its
+-- rule) while LuaSocket's descriptor stays and still answers
+local function keep_names(self)
+  self.name = { self.s:getsockname() }
+  self.peer = { self.s:getpeername() }
+end
+
+-- a client whose descriptor LuaSocket has and the cosocket not: its
+-- connect failed, or a read error closed it
+local function gone(self)
+  return self.s:getfd() < 0
+end
+
+-- LuaSocket has no descriptor: closed, or tcp()'s before connect or bind
+local function nofd(self)
+  return self.closed or (self.unspec and self.kind == "master")
+end
+
 -- connect, or its other name setpeername (for the messages)
 local function connector(fname)
   return function(self, address, port)
@@ -209,7 +315,14 @@ local function connector(fname)
     p = tonumber(checkstr(port, 2, fname))
   end
   if self.closed then return nil, "closed" end
-  if self.kind == "client" then return 1.0 end -- as LuaSocket: EISCONN
+  if self.kind == "client" and not self.failed then
+    -- Linux: the first connect() after a non-blocking one that went
+    -- through completes it (0); then, after a shutdown (which completes
+    -- it too) and on an accepted socket, EISCONN
+    if self.accepted or self.again then return nil, "already connected" end
+    self.again = true
+    return 1.0
+  end
   if self.path then -- socket.unix
     address = "unix:" .. address
   elseif p == nil then
@@ -226,10 +339,18 @@ local function connector(fname)
   local ok, err
   if p then ok, err = self.s:connect(address, p)
   else ok, err = self.s:connect(address) end
-  if not ok then return nil, lserr(err) end
+  -- a client even when it failed, as LuaSocket's (it sets the class
+  -- first); a later connect tries again
   self.kind = "client"
+  if not ok then
+    self.failed = true
+    return nil, lserr(err)
+  end
+  -- (a shutdown of the failed one's is no more)
+  self.failed, self.again, self.rdown, self.wdown, self.reset = nil
+  keep_names(self)
   for name, value in pairs(self.opts or {}) do -- set before connect
-    local o = OPTIONS[name]
+    local o = TCP_SET[name]
     if o ~= true then self.s:setoption(o, value) end
   end
   self.opts = nil
@@ -243,20 +364,22 @@ local function binder(fname)
   return function(self, address, port)
   checkclass(self, tcp_mt, MASTER, fname)
   address = any_addr(self, checkstr(address, 1, fname))
+  if not self.path then port = checknum(port, 2, fname) end
+  if self.closed then return nil, EBADF end
+  if self.bound then return nil, "Invalid argument" end -- (EINVAL)
   local l, err
   if self.path then
     l, err = cs.socket.listen("unix:" .. address)
   else
-    port = checknum(port, 2, fname)
     local opts = self.opts or {}
     l, err = cs.socket.listen(address, port,
                               { reuseaddr = opts.reuseaddr and true or nil,
                                 reuseport = opts.reuseport and true or nil })
   end
-  if not l then return nil, err end
+  if not l then return nil, lserr(err) end
   -- the cosocket made by tcp() is left unused: the listener replaces it
   self.s:close()
-  self.s, self.bound = l, true
+  self.s, self.bound, self.unspec = l, true, nil
   return 1.0
   end
 end
@@ -265,7 +388,12 @@ tcp.bind, tcp.setsockname = binder("bind"), binder("setsockname")
 function tcp.listen(self, backlog)
   checkclass(self, tcp_mt, MASTER, "listen")
   checknum(backlog, 1, "listen", 32)
-  if not self.bound then return nil, "Bad file descriptor" end
+  if nofd(self) or (self.path and not self.bound) then return nil, EBADF end
+  if not self.bound then
+    -- Linux binds a socket that listens unbound: any address, a free port
+    local ok, err = tcp.bind(self, "*", 0)
+    if not ok then return nil, err end
+  end
   self.kind = "server"
   return 1.0
 end
@@ -278,7 +406,8 @@ function tcp.accept(self)
   local c, err = self.s:accept()
   if not c then return nil, lserr(err) end
   local o = new_tcp("client", c, self.fam)
-  o.path = self.path
+  o.path, o.accepted = self.path, true
+  keep_names(o)
   return o
 end
 
@@ -289,8 +418,7 @@ function tcp.send(self, data, i, j)
   j = checknum(j, 3, "send", -1)
   local n = #data
   -- truncated toward zero first, as LuaSocket's (long) casts do
-  i = i < 0 and -floor(-i) or floor(i)
-  j = j < 0 and -floor(-j) or floor(j)
+  i, j = trunc(i), trunc(j)
   if i < 0 then i = n + i + 1 end
   if j < 0 then j = n + j + 1 end
   if i < 1 then i = 1 end
@@ -352,6 +480,7 @@ function tcp.receive(self, pattern, prefix)
   end
   partial = partial or ""
   self.rx = self.rx + #partial
+  if err == "connection reset by peer" then self.reset = true end
   return nil, lserr(err), prefix .. partial
 end
 
@@ -362,6 +491,7 @@ function tcp.shutdown(self, how)
     argerror(1, "shutdown", "invalid option '" .. how .. "'")
   end
   if self.closed then return 1.0 end
+  self.again = true -- (see connect)
   if how ~= "send" then self.rdown = true end
   if how ~= "receive" and not self.wdown then
     self.wdown = true
@@ -370,77 +500,84 @@ function tcp.shutdown(self, how)
   return 1.0
 end
 
-local function addr(self, which, fname)
-  checkclass(self, tcp_mt, ANY, fname)
-  if self.closed then return nil, "Bad file descriptor" end -- (EBADF)
-  local ip, port = self.s[which](self.s)
-  if not ip then return nil, port end
+-- an address as LuaSocket gives it: getsockname's port a string,
+-- getpeername's a number, then the family; a unix socket's path alone
+local function lsaddr(self, ip, port, which)
+  if not ip then return nil, lserr(port) end
   if self.path then return ip end
-  -- as LuaSocket: getsockname's port is a string, getpeername's a number
   if which == "getsockname" then port = tostring(port) end
   return ip, port, family(ip)
 end
 
-function tcp.getpeername(self)
-  if getmetatable(self) == tcp_mt and self.kind ~= "client" then
-    return nil, "Transport endpoint is not connected"
-  end
-  return addr(self, "getpeername", "getpeername")
-end
-
 function tcp.getsockname(self)
-  return addr(self, "getsockname", "getsockname")
+  checkclass(self, tcp_mt, ANY, "getsockname")
+  if nofd(self) then return nil, EBADF end
+  if self.kind == "master" and not self.bound and not self.path then
+    return any_addr(self, "*"), "0", self.fam -- (tcp4(): not bound yet)
+  end
+  if self.kind == "client" and gone(self) then
+    if not self.name then return nil, EBADF end -- (a failed connect's)
+    return lsaddr(self, self.name[1], self.name[2], "getsockname")
+  end
+  local ip, port = self.s:getsockname()
+  return lsaddr(self, ip, port, "getsockname")
 end
 
-local function option(name, fname)
-  local o = OPTIONS[name]
-  if not o then argerror(1, fname, "unsupported option `" .. name .. "'") end
-  return o
-end
-
-local function not_available(name)
-  return nil, "option '" .. name .. "' is not available in corosched"
+function tcp.getpeername(self)
+  checkclass(self, tcp_mt, ANY, "getpeername")
+  if nofd(self) then return nil, EBADF end
+  if self.kind ~= "client" or self.failed then return nil, ENOTCONN end
+  if gone(self) then
+    -- the peer closed or reset it; LuaSocket's is still connected unless
+    -- it was reset or its own FIN went out too
+    if self.wdown or self.reset or not self.peer then
+      return nil, ENOTCONN
+    end
+    return lsaddr(self, self.peer[1], self.peer[2], "getpeername")
+  end
+  local ip, port = self.s:getpeername()
+  return lsaddr(self, ip, port, "getpeername")
 end
 
 function tcp.setoption(self, name, value)
   checkclass(self, tcp_mt, ANY, "setoption")
   name = checkstr(name, 1, "setoption")
-  local o = option(name, "setoption")
-  -- LuaSocket's check of a boolean's value (luaL_checktype)
-  if BOOLEAN[name] and type(value) ~= "boolean" then
-    argerror(2, "setoption", "boolean expected, got "
-             .. (value == nil and "no value" or type(value)))
-  end
+  local o = option(TCP_SET, name, "setoption")
+  value = option_value(name, value)
+  if nofd(self) then return nil, "setsockopt failed" end
   if self.kind ~= "client" then -- before connect or bind: kept for them
-    if self.unspec then return nil, "setsockopt failed" end
     if o == true and name ~= "reuseport" then return not_available(name) end
     self.opts = self.opts or {}
     self.opts[name] = value
     return 1.0
   end
   if o == true then return not_available(name) end
-  if self.closed then return nil, "closed" end
-  local ok, err = self.s:setoption(o, value)
-  if not ok then return nil, err end
+  if gone(self) then return nil, "setsockopt failed" end
+  if not self.s:setoption(o, value) then return nil, "setsockopt failed" end
   return 1.0
 end
 
 function tcp.getoption(self, name)
   checkclass(self, tcp_mt, ANY, "getoption")
   name = checkstr(name, 1, "getoption")
-  local o = option(name, "getoption")
+  local o = option(TCP_GET, name, "getoption")
+  if nofd(self) then return nil, "getsockopt failed" end
   if self.kind ~= "client" then
-    if not self.unspec and self.opts and self.opts[name] ~= nil then
-      return self.opts[name]
-    end
+    local v = self.opts and self.opts[name]
     -- (a tcp4/tcp6 socket exists there: its booleans start off)
-    if not self.unspec and BOOLEAN[name] then return false end
-    return nil, "getsockopt failed"
+    if BOOLEAN[name] then return v or false end
+    if o == "maxline" and not self.bound then
+      return v or self.s:getoption(o)
+    end
+    if o == true then return not_available(name) end
+    -- the kernel's sizes (doubled, bounded) are not known before connect
+    return nil, "option '" .. name .. "' is not available before "
+                .. "connect in corosched"
   end
   if o == true then return not_available(name) end
-  if self.closed then return nil, "closed" end
-  local v, err = self.s:getoption(o)
-  if v == nil then return nil, err end
+  if gone(self) then return nil, "getsockopt failed" end
+  local v = self.s:getoption(o)
+  if v == nil then return nil, "getsockopt failed" end
   if BOOLEAN[name] then return v ~= 0 end -- LuaSocket's booleans
   if o == "maxline" then return v end
   return v + 0.0 -- LuaSocket's numbers are floats
@@ -450,9 +587,6 @@ function tcp.getstats(self)
   checkclass(self, tcp_mt, CLIENT, "getstats")
   return self.rx + 0.0, self.tx + 0.0, M.gettime() - self.born
 end
-
--- (the counts are C longs there: truncated)
-local function trunc(x) return x < 0 and -floor(-x) or floor(x) end
 
 function tcp.setstats(self, rx, tx, age)
   checkclass(self, tcp_mt, CLIENT, "setstats")
@@ -465,7 +599,7 @@ end
 function tcp.getfd(self)
   checkclass(self, tcp_mt, ANY, "getfd")
   -- (a number: LuaSocket pushes a lua_Number)
-  if self.closed or self.kind == "server" then return -1.0 end
+  if self.closed or self.kind == "server" or self.bound then return -1.0 end
   return self.s:getfd() + 0.0
 end
 
@@ -499,9 +633,13 @@ local UCONN = { name = "udp{connected}", connected = true }
 local UUNCONN = { name = "udp{unconnected}", unconnected = true }
 common(udp, udp_mt, UANY)
 
+-- fresh: neither bound, connected nor sent from yet (the cosocket has no
+-- descriptor); unspec: udp()'s, which LuaSocket 3.1 makes no descriptor
+-- for until then either
 local function new_udp(fam)
   return setmetatable({ kind = "unconnected", s = cs.socket.udp(),
-                        fam = fam or "inet", block = -1, total = -1 },
+                        fam = fam or "inet", unspec = not fam, fresh = true,
+                        block = -1, total = -1 },
                       udp_mt)
 end
 
@@ -509,12 +647,17 @@ function M.udp() return new_udp() end
 function M.udp4() return new_udp("inet") end
 function M.udp6() return new_udp("inet6") end
 
+local function udp_nofd(self)
+  return self.closed or (self.fresh and self.unspec)
+end
+
 function udp.setsockname(self, address, port)
   checkclass(self, udp_mt, UUNCONN, "setsockname")
   address = any_addr(self, checkstr(address, 1, "setsockname"))
   port = checknum(port, 2, "setsockname")
   local ok, err = self.s:bind(address, port)
-  if not ok then return nil, err end
+  if not ok then return nil, lserr(err) end
+  self.fresh = nil
   return 1.0
 end
 
@@ -528,7 +671,7 @@ function udp.setpeername(self, address, port)
   port = checknum(port, 2, "setpeername")
   local ok, err = self.s:setpeername(address, port)
   if not ok then return nil, lserr(err) end
-  self.kind = "connected"
+  self.kind, self.fresh = "connected", nil
   return 1.0
 end
 
@@ -549,10 +692,21 @@ local function dgram_size(size, fname)
   return size >= 0 and size or M._DATAGRAMSIZE
 end
 
+-- udp4()/udp6() not bound yet: LuaSocket's socket has no port, nothing
+-- comes (the cosocket has no descriptor yet)
+local function unbound_wait(self)
+  cs.sleep(timeout_ms(self) / 1000)
+  return nil, "timeout"
+end
+
 function udp.receive(self, size)
   checkclass(self, udp_mt, UANY, "receive")
   size = dgram_size(size, "receive")
   if self.closed then return nil, "closed" end
+  -- LuaSocket's recv on no descriptor answers "closed" at once, which its
+  -- UDP receive returns as an empty datagram
+  if self.fresh and self.unspec then return "" end
+  if self.fresh then return unbound_wait(self) end
   arm(self)
   local data, err = self.s:receive(size)
   if not data then return nil, lserr(err) end
@@ -577,6 +731,7 @@ function udp.sendto(self, data, ip, port)
   if not addr then return nil, err end
   local ok
   ok, err = self.s:sendto(data, addr, port)
+  self.fresh = nil -- (its socket is made, whether it went out or not)
   if not ok then return nil, lserr(err) end
   return #data + 0.0
 end
@@ -585,6 +740,7 @@ function udp.receivefrom(self, size)
   checkclass(self, udp_mt, UUNCONN, "receivefrom")
   size = dgram_size(size, "receivefrom")
   if self.closed then return nil, "closed" end
+  if self.fresh and not self.unspec then return unbound_wait(self) end
   arm(self)
   local data, ip, port = self.s:receivefrom(size)
   if not data then return nil, lserr(ip) end
@@ -593,28 +749,53 @@ end
 
 function udp.getsockname(self)
   checkclass(self, udp_mt, UANY, "getsockname")
-  if self.closed then return nil, "closed" end
+  if udp_nofd(self) then return nil, EBADF end
+  if self.fresh then -- (udp4(): not bound yet)
+    return any_addr(self, "*"), "0", self.fam
+  end
   local ip, port = self.s:getsockname()
-  if not ip then return nil, port end
+  if not ip then return nil, lserr(port) end
   return ip, tostring(port), family(ip)
 end
 
 function udp.getpeername(self)
   checkclass(self, udp_mt, UCONN, "getpeername")
-  if self.closed then return nil, "closed" end
+  if self.closed then return nil, EBADF end
   local ip, port = self.s:getpeername()
-  if not ip then return nil, port end
+  if not ip then return nil, lserr(port) end
   return ip, port, family(ip)
 end
 
-function udp.setoption(self, name)
+-- LuaSocket's UDP options: none on the cosocket (nil, err, as TCP's it
+-- lacks); where LuaSocket has no descriptor, its own failure
+function udp.setoption(self, name, value)
   checkclass(self, udp_mt, UANY, "setoption")
-  checkstr(name, 1, "setoption")
-  return 1.0 -- the cosocket takes no UDP options; accepted as a no-op
+  name = checkstr(name, 1, "setoption")
+  option(UDP_SET, name, "setoption")
+  option_value(name, value)
+  if udp_nofd(self) then return nil, "setsockopt failed" end
+  return not_available(name)
 end
 
-function udp.getfd() return -1 end
-function udp.dirty() return false end
+function udp.getoption(self, name)
+  checkclass(self, udp_mt, UANY, "getoption")
+  name = checkstr(name, 1, "getoption")
+  option(UDP_GET, name, "getoption")
+  if udp_nofd(self) then return nil, "getsockopt failed" end
+  return not_available(name)
+end
+
+-- (the UDP cosocket does not show its descriptor)
+function udp.getfd(self)
+  checkclass(self, udp_mt, UANY, "getfd")
+  return -1.0
+end
+
+function udp.dirty(self)
+  checkclass(self, udp_mt, UANY, "dirty")
+  return false
+end
+
 udp.class = "udp{any}"
 
 ------------------------------------------------------------------------
