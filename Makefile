@@ -214,8 +214,11 @@ check-c:
 	    csrc/cs_buffer.c
 	$(CC) $(CTEST_FLAGS) -DCS_TESTING -o $(BUILD)/test_net \
 	    fuzz/test_net.c csrc/cs_net.c
-	$(BUILD)/test_buffer | tail -n 1
-	$(BUILD)/test_net | tail -n 1
+	@for t in test_buffer test_net; do \
+	    $(BUILD)/$$t > $(BUILD)/$$t.log 2>&1; rc=$$?; \
+	    grep FAIL $(BUILD)/$$t.log; tail -n 1 $(BUILD)/$$t.log; \
+	    [ $$rc -eq 0 ] || exit 1; \
+	done
 
 # libFuzzer targets, FUZZ_TIME seconds each; new inputs go to build/corpus-*
 # (the seed corpora in fuzz/corpus/ stay as they are). For hours:
