@@ -656,7 +656,9 @@ cs_sched_now(lua_State *L)
 
     if (!S->running)
         cs_sched_update_time(S);
-    lua_pushnumber(L, floor(S->now_real * 1000.0 + 0.5) / 1000.0);
+    /* milliseconds cut, not rounded, as nginx's ngx_time_update: never
+     * ahead of the clock (x.9996 is x.999, not x+1) */
+    lua_pushnumber(L, floor(S->now_real * 1000.0) / 1000.0);
     return 1;
 }
 
