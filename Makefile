@@ -170,6 +170,11 @@ record-openresty:
 record-cosocket-random:
 	INSTALL=1 sh spec/support/record_cosocket_random.sh
 
+# the same for the random light-thread programs of
+# spec/support/thread_random_cases.lua (spec/72)
+record-thread-random:
+	INSTALL=1 sh spec/support/record_thread_random.sh
+
 # soak: a corosched echo server and client churning 9,000 connections for
 # SOAK_TIME s, 1,000,000 spawn/kill/wait cycles, random timers; fails when
 # RSS, fds or cs.stats() trend upward. Results and plot in $(BUILD)/soak.
@@ -259,4 +264,5 @@ clean:
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
         run-busted-each check-shortio check-c fuzz check-gcstress tidy \
         soak alloc-fail coverage record-openresty record-cosocket-random \
+        record-thread-random \
         cppcheck format lint bench clean
