@@ -20,32 +20,6 @@ local show = require("spec.support.openresty_cases").show
 
 local save_globals, restore_globals = ngx_env.saver()
 
-local function own_dir()
-  local src = debug.getinfo(1, "S").source:sub(2)
-  return src:match("^(.*)/[^/]*$") or "."
-end
-
--- the recording: its seed and count, and its text by case number
-local function load_recording()
-  local path = own_dir() .. "/support/cosocket_random_recorded.txt"
-  local f = assert(io.open(path, "rb"))
-  local seed, count, texts, cur = nil, nil, {}, nil
-  for line in f:lines() do
-    local s, c = line:match("^# seed (%d+), count (%d+)$")
-    local n = line:match("^== case (%d+)$")
-    if s then
-      seed, count = tonumber(s), tonumber(c)
-    elseif n then
-      cur = {}
-      texts[tonumber(n)] = cur
-    elseif cur and not line:match("^# ") then
-      cur[#cur + 1] = line
-    end
-  end
-  f:close()
-  for i, lines in pairs(texts) do texts[i] = table.concat(lines, "\n") end
-  return seed, count, texts
-end
 
 -- whether case c cannot hold in short-I/O mode (make check-shortio),
 -- where each recv moves one byte: what one receiveany read returns, and
@@ -60,7 +34,8 @@ local function short_io_pending(c)
 end
 
 describe("random cosocket cases recorded from OpenResty", function()
-  local seed, count, recorded = load_recording()
+  local seed, count, recorded = ngx_env.load_recording(
+    "cosocket_random_recorded.txt", "case")
   local cases = m.generate(m.SEED, m.COUNT)
   local got
 

@@ -27,39 +27,17 @@ local SLEEP0_TIMER = "ngx.sleep(0) and ngx.timer.at(0) callbacks interleave "
 
 -- [program number] = what corosched does differently
 local DIVERGENT = {}
-for _, i in ipairs({ 3, 5, 9, 14, 23, 31, 46, 61, 64, 95, 101, 105, 129, 138, 142, 154, 159, 183, 186, 217, 230, 250, 266 }) do
+for _, i in ipairs({
+    3, 5, 9, 14, 23, 31, 46, 61, 64, 95, 101, 105, 129, 138, 142, 154,
+    159, 183, 186, 217, 230, 250, 266
+}) do
   DIVERGENT[i] = SLEEP0_TIMER
 end
 
-local function own_dir()
-  local src = debug.getinfo(1, "S").source:sub(2)
-  return src:match("^(.*)/[^/]*$") or "."
-end
-
--- the recording: its seed and count, and its text by program number
-local function load_recording()
-  local path = own_dir() .. "/support/thread_random_recorded.txt"
-  local f = assert(io.open(path, "rb"))
-  local seed, count, texts, cur = nil, nil, {}, nil
-  for line in f:lines() do
-    local s, c = line:match("^# seed (%d+), count (%d+)$")
-    local n = line:match("^== program (%d+)$")
-    if s then
-      seed, count = tonumber(s), tonumber(c)
-    elseif n then
-      cur = {}
-      texts[tonumber(n)] = cur
-    elseif cur and not line:match("^# ") then
-      cur[#cur + 1] = line
-    end
-  end
-  f:close()
-  for i, lines in pairs(texts) do texts[i] = table.concat(lines, "\n") end
-  return seed, count, texts
-end
 
 describe("random light-thread programs recorded from OpenResty", function()
-  local seed, count, recorded = load_recording()
+  local seed, count, recorded = ngx_env.load_recording(
+    "thread_random_recorded.txt", "program")
   local programs = m.generate(m.SEED, m.COUNT)
   local got
 

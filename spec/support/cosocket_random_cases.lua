@@ -148,13 +148,19 @@ local function gen_case(rand, i)
   return c
 end
 
--- the cases, the same for a seed in LuaJIT and Lua 5.4
-function M.generate(seed, count)
-  local rand = new_rng(seed)
-  local cases = {}
-  for i = 1, count do cases[i] = gen_case(rand, i) end
-  return cases
+-- a generator of count items gen(rand, i), the same for a seed in
+-- LuaJIT and Lua 5.4 (thread_random_cases.lua's too)
+function M.seeded(gen)
+  return function(seed, count)
+    local rand = new_rng(seed)
+    local items = {}
+    for i = 1, count do items[i] = gen(rand, i) end
+    return items
+  end
 end
+
+-- the cases
+M.generate = M.seeded(gen_case)
 
 ---------------------------------------------------------------------------
 -- the runner (needs the `ngx` global)

@@ -207,6 +207,31 @@ function M.process_pid()
   return assert(tonumber(s:match("^(%d+)")))
 end
 
+-- a recording of spec/support/record_*_random.sh, file name in
+-- spec/support/: its seed, its count and its text by number, from the
+-- lines after each "== <word> n" line (the "# " lines left out)
+function M.load_recording(name, word)
+  local src = debug.getinfo(1, "S").source:sub(2)
+  local path = (src:match("^(.*)/[^/]*$") or ".") .. "/" .. name
+  local f = assert(io.open(path, "rb"))
+  local seed, count, texts, cur = nil, nil, {}, nil
+  for line in f:lines() do
+    local s, c = line:match("^# seed (%d+), count (%d+)$")
+    local n = line:match("^== " .. word .. " (%d+)$")
+    if s then
+      seed, count = tonumber(s), tonumber(c)
+    elseif n then
+      cur = {}
+      texts[tonumber(n)] = cur
+    elseif cur and not line:match("^# ") then
+      cur[#cur + 1] = line
+    end
+  end
+  f:close()
+  for i, lines in pairs(texts) do texts[i] = table.concat(lines, "\n") end
+  return seed, count, texts
+end
+
 -- a second copy of corosched.ngx, loaded as when corosched.re was not
 -- built (its require fails); corosched.ngx and corosched.re stay loaded
 -- as they were

@@ -4,6 +4,9 @@
 #                       installs them); sets mod, dir (a temporary prefix,
 #                       removed at exit with nginx and $peer_pid stopped),
 #                       http_port and pkg (the module's Debian version)
+#   openresty_conf_head prints the start of an nginx.conf up to and with
+#                       the server's listen line (its http and server
+#                       blocks left open)
 #   openresty_fetch END starts nginx on $dir/nginx.conf, saves what GET
 #                       /record answers to $out once its last line is END
 #                       (else shows nginx's error log and fails)
@@ -27,6 +30,21 @@ openresty_setup() {
 s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     pkg=$(dpkg-query -W -f='${Version}' libnginx-mod-http-lua 2>/dev/null \
           || echo "?")
+}
+
+openresty_conf_head() {
+    cat <<EOC
+load_module /usr/lib/nginx/modules/ndk_http_module.so;
+load_module $mod;
+daemon on; master_process off; worker_processes 1;
+error_log $dir/logs/error.log ${1:-info};
+pid $dir/logs/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  server {
+    listen 127.0.0.1:$http_port;
+EOC
 }
 
 openresty_cleanup() {

@@ -12,17 +12,8 @@ out=${1:-$here/ngx_random_recorded.txt}
 . "$here/openresty_lib.sh"
 openresty_setup
 
-cat >"$dir/nginx.conf" <<EOC
-load_module /usr/lib/nginx/modules/ndk_http_module.so;
-load_module $mod;
-daemon on; master_process off; worker_processes 1;
-error_log $dir/logs/error.log info;
-pid $dir/logs/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server {
-    listen 127.0.0.1:$http_port;
+openresty_conf_head >"$dir/nginx.conf"
+cat >>"$dir/nginx.conf" <<EOC
     location /record { content_by_lua_block {
       local m = dofile("$here/ngx_random_cases.lua")
       local out = {}

@@ -56,19 +56,9 @@ local function pack(...) return { n = select("#", ...), ... } end
 -- the delays of timed steps (each used at most once per program)
 M.DELAYS = { 0.02, 0.04, 0.08 }
 
----------------------------------------------------------------------------
--- random numbers: Park-Miller's minimal standard (exact in doubles and in
--- Lua 5.4 integers alike)
-
-local function new_rng(seed)
-  local s = seed % 2147483646 + 1
-  -- an integer in [1, n]
-  return function(n)
-    s = s * 48271 % 2147483647
-    return s % n + 1
-  end
-end
-M.new_rng = new_rng
+-- (dofile: OpenResty runs this file with dofile, from its directory)
+local cosocket_cases = dofile((debug.getinfo(1, "S").source:sub(2)
+  :match("^(.*)/[^/]*$") or ".") .. "/cosocket_random_cases.lua")
 
 local function pick(rand, t) return t[rand(#t)] end
 
@@ -142,6 +132,13 @@ local function gen_co_body(g, may_fail)
   return steps
 end
 
+-- a thread for a wait or kill: one of children (n - 1 times in n) or
+-- any thread so far (itself, its parent, others)
+local function target(g, children, n)
+  if #children > 0 and g.rand(n) > 1 then return pick(g.rand, children) end
+  return g.rand(g.nthreads)
+end
+
 -- one step of thread k; known: its children spawned so far
 local function gen_step(g, k, children, depth)
   local rand = g.rand
@@ -162,24 +159,10 @@ local function gen_step(g, k, children, depth)
   elseif r <= 15 then
     -- targets: children mostly, sometimes any thread, self
     local targets = {}
-    for _ = 1, rand(3) do
-      local t
-      if #children > 0 and rand(5) > 1 then
-        t = pick(rand, children)
-      else
-        t = rand(g.nthreads)
-      end
-      targets[#targets + 1] = t
-    end
+    for _ = 1, rand(3) do targets[#targets + 1] = target(g, children, 5) end
     return { "wait", targets }
   elseif r <= 17 then
-    local t
-    if #children > 0 and rand(4) > 1 then
-      t = pick(rand, children)
-    else
-      t = rand(g.nthreads)
-    end
-    return { "kill", t }
+    return { "kill", target(g, children, 4) }
   elseif r == 18 then
     return { "status", rand(g.nthreads) }
   elseif r <= 20 then
@@ -257,12 +240,7 @@ local function gen_program(rand, i)
 end
 
 -- the programs, the same for a seed in LuaJIT and Lua 5.4
-function M.generate(seed, count)
-  local rand = new_rng(seed)
-  local programs = {}
-  for i = 1, count do programs[i] = gen_program(rand, i) end
-  return programs
-end
+M.generate = cosocket_cases.seeded(gen_program)
 
 ---------------------------------------------------------------------------
 -- the runner (needs the `ngx` global)
@@ -276,13 +254,13 @@ function M.run(p, show)
   local sems = {}
   for j, n in ipairs(p.sems) do sems[j] = require("ngx.semaphore").new(n) end
 
-  -- a value as text: threads by name, error positions without the
-  -- chunk's name (OpenResty's dofile and busted's require name it
-  -- differently)
+  -- a value as text: threads by name, an error's position in this file
+  -- as "pos" (OpenResty's dofile and busted's require name the file
+  -- differently, and the recording stays valid when lines move)
   local function val(v)
     if type(v) == "thread" then return names[v] or "thread?" end
     if type(v) == "string" then
-      v = v:gsub("[^%s\"]*thread_random_cases%.lua:", "cases.lua:")
+      v = v:gsub("[^%s\"]*thread_random_cases%.lua:%d+:", "pos:")
     end
     return show(v)
   end
