@@ -8,7 +8,8 @@
 -- spec/support/thread_random_recorded.txt. Here the same programs run on
 -- corosched (through corosched.ngx's `ngx` global, one after the other)
 -- and each must do what it did in OpenResty, line for line, except the
--- programs listed in DIVERGENT below (pending, with what differs).
+-- programs listed in DIVERGENT below (pending, with what differs, a
+-- deliberate difference the README lists).
 local net = require "spec.support.net"
 local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
@@ -62,7 +63,9 @@ describe("random light-thread programs recorded from OpenResty", function()
 
   for i in ipairs(programs) do
     it(("program %d"):format(i), function()
-      if DIVERGENT[i] then pending("DIVERGENCE: " .. DIVERGENT[i]) end
+      if DIVERGENT[i] then
+        pending("deliberate difference (README): " .. DIVERGENT[i])
+      end
       assert.are.equal(recorded[i], got[i])
     end)
   end
