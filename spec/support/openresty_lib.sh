@@ -4,9 +4,11 @@
 #                       installs them); sets mod, dir (a temporary prefix,
 #                       removed at exit with nginx and $peer_pid stopped),
 #                       http_port and pkg (the module's Debian version)
-#   openresty_conf_head prints the start of an nginx.conf up to and with
-#                       the server's listen line (its http and server
-#                       blocks left open)
+#   openresty_conf_head [LEVEL [HTTP]]  prints the start of an nginx.conf
+#                       up to and with the server's listen line (its http
+#                       and server blocks left open; HTTP: more directives
+#                       for the http block)
+#   openresty_peer      starts script_peer.py (see below)
 #   openresty_fetch END starts nginx on $dir/nginx.conf, saves what GET
 #                       /record answers to $out once its last line is END
 #                       (else shows nginx's error log and fails)
@@ -42,9 +44,27 @@ pid $dir/logs/nginx.pid;
 events { worker_connections 1024; }
 http {
   access_log off;
-  server {
+${2:-}  server {
     listen 127.0.0.1:$http_port;
 EOC
+}
+
+# for the cosocket recordings: starts script_peer.py and sets port,
+# refused, udp, udp_refused, unix, tls and tls_self; sock_conf is what
+# their http block adds (socket errors not logged, the test CA trusted)
+openresty_peer() {
+    python3 "$here/script_peer.py" --parent $$ --certs "$here/certs" \
+        >"$dir/peer.out" 2>"$dir/peer.err" &
+    peer_pid=$!
+    for _ in $(seq 50); do [ -s "$dir/peer.out" ] && break; sleep 0.1; done
+    set -- $(cat "$dir/peer.out")
+    [ "$1" = tcp ] || { echo "script_peer.py did not start" >&2; exit 1; }
+    port=$2 refused=$4 udp=$6 udp_refused=$8 unix=${10} tls=${14}
+    tls_self=${16}
+    sock_conf="  lua_socket_log_errors off;
+  lua_ssl_trusted_certificate $here/certs/ca.crt;
+  lua_ssl_verify_depth 2;
+"
 }
 
 openresty_cleanup() {

@@ -11,28 +11,10 @@ out=${1:-$here/openresty_recorded.lua}
 . "$here/openresty_lib.sh"
 openresty_setup
 
-python3 "$here/script_peer.py" --parent $$ --certs "$here/certs" \
-    >"$dir/peer.out" 2>"$dir/peer.err" &
-peer_pid=$!
-for _ in $(seq 50); do [ -s "$dir/peer.out" ] && break; sleep 0.1; done
-set -- $(cat "$dir/peer.out")
-[ "$1" = tcp ] || { echo "script_peer.py did not start" >&2; exit 1; }
-port=$2 refused=$4 udp=$6 udp_refused=$8 unix=${10} tls=${14} tls_self=${16}
+openresty_peer
 
-cat >"$dir/nginx.conf" <<EOF
-load_module /usr/lib/nginx/modules/ndk_http_module.so;
-load_module $mod;
-daemon on; master_process off; worker_processes 1;
-error_log $dir/logs/error.log info;
-pid $dir/logs/nginx.pid;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  lua_socket_log_errors off;
-  lua_ssl_trusted_certificate $here/certs/ca.crt;
-  lua_ssl_verify_depth 2;
-  server {
-    listen 127.0.0.1:$http_port;
+openresty_conf_head info "$sock_conf" >"$dir/nginx.conf"
+cat >>"$dir/nginx.conf" <<EOF
     location /record { content_by_lua_block {
       local m = dofile("$here/openresty_cases.lua")
       local peer = { port = $port, refused = $refused, udp = $udp,
