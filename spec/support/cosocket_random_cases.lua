@@ -265,21 +265,35 @@ function M.run(c, peer, show)
   return concat(out, "\n")
 end
 
--- runs the cases, M.BATCH at a time in light threads; returns their
--- lines in order
-function M.run_all(cases, peer, show)
+-- runs run(case, peer, show) for the cases, batch at a time in light
+-- threads (each stagger seconds after the one before, when given);
+-- returns their lines in order (udp_random_cases.lua's too)
+function M.batched(run, batch, cases, peer, show, stagger)
   local results = {}
-  for first = 1, #cases, M.BATCH do
+  for first = 1, #cases, batch do
     local threads = {}
-    for i = first, math.min(first + M.BATCH - 1, #cases) do
-      threads[i] = ngx.thread.spawn(M.run, cases[i], peer, show)
+    local last = math.min(first + batch - 1, #cases)
+    for i = first, last do
+      if stagger then
+        threads[i] = ngx.thread.spawn(function()
+          ngx.sleep((i - first) * stagger)
+          return run(cases[i], peer, show)
+        end)
+      else
+        threads[i] = ngx.thread.spawn(run, cases[i], peer, show)
+      end
     end
-    for i = first, math.min(first + M.BATCH - 1, #cases) do
+    for i = first, last do
       local ok, text = ngx.thread.wait(threads[i])
       results[i] = ok and text or ("case raised: " .. tostring(text))
     end
   end
   return results
+end
+
+-- runs the cases, M.BATCH at a time; returns their lines in order
+function M.run_all(cases, peer, show)
+  return M.batched(M.run, M.BATCH, cases, peer, show)
 end
 
 return M

@@ -232,6 +232,61 @@ function M.load_recording(name, word)
   return seed, count, texts
 end
 
+-- the spec of a recording of random cosocket cases (spec/71, spec/73):
+-- opts.file (the recording, in spec/support/), opts.cases (the cases
+-- module: SEED, COUNT, generate, run_all), opts.recorder (the script
+-- that records it), opts.title, opts.name(i, c) (each case's test name),
+-- optional opts.skip(c) (true: the case is pending) and
+-- opts.expected(recorded, i) (the text case i must give; recorded[i] by
+-- default). Runs the cases on corosched against script_peer.py, in
+-- setup, and compares them case by case.
+function M.replay_cases(opts)
+  local net = require "spec.support.net"
+  local script_peer = require "spec.support.script_peer"
+  local show = require("spec.support.openresty_cases").show
+  local busted = require "busted" -- (describe, it... in a support file)
+  local describe, it, setup = busted.describe, busted.it, busted.setup
+  local pending = busted.pending
+  local assert = require "luassert"
+  local m = opts.cases
+  local save_globals, restore_globals = M.saver()
+  describe(opts.title, function()
+    local seed, count, recorded = M.load_recording(opts.file, "case")
+    local cases = m.generate(m.SEED, m.COUNT)
+    local got
+
+    setup(function()
+      save_globals()
+      local peer = script_peer.start()
+      local ok, err = pcall(net.run, function()
+        ngxc.install()
+        got = m.run_all(cases, peer, show)
+      end)
+      script_peer.stop()
+      restore_globals()
+      assert(ok, err)
+    end)
+
+    it("the recording is of these cases", function()
+      assert.are.equal(m.SEED, seed)
+      assert.are.equal(m.COUNT, count)
+      for i = 1, m.COUNT do
+        assert(recorded[i], "case " .. i .. " is not recorded (run "
+               .. "spec/support/" .. opts.recorder .. ")")
+      end
+    end)
+
+    for i, c in ipairs(cases) do
+      local test = opts.skip and opts.skip(c) and pending or it
+      test(opts.name(i, c), function()
+        local want = recorded[i]
+        if opts.expected then want = opts.expected(recorded, i) end
+        assert.are.equal(want, got[i])
+      end)
+    end
+  end)
+end
+
 -- a second copy of corosched.ngx, loaded as when corosched.re was not
 -- built (its require fails); corosched.ngx and corosched.re stay loaded
 -- as they were
