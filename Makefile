@@ -114,7 +114,8 @@ run-busted-each:
 # at most and say EAGAIN every other call (OpenResty's mockeagain)
 SOCKET_SPECS = $(wildcard spec/1*_spec.lua spec/2*_spec.lua spec/3*_spec.lua \
                           spec/4*_spec.lua spec/5*_spec.lua spec/6*_spec.lua \
-                          spec/71*_spec.lua spec/regress/tcp_*_spec.lua \
+                          spec/71*_spec.lua spec/73*_spec.lua \
+                          spec/regress/tcp_*_spec.lua \
                           spec/regress/cosocket_*_spec.lua)
 check-shortio: deps
 	$(MAKE) BUILD=build-testing DEFS=-DCS_TESTING all
@@ -174,6 +175,11 @@ record-cosocket-random:
 # spec/support/thread_random_cases.lua (spec/72)
 record-thread-random:
 	INSTALL=1 sh spec/support/record_thread_random.sh
+
+# the same for the random UDP cosocket cases of
+# spec/support/udp_random_cases.lua (spec/73)
+record-udp-random:
+	INSTALL=1 sh spec/support/record_udp_random.sh
 
 # soak: a corosched echo server and client churning 9,000 connections for
 # SOAK_TIME s, 1,000,000 spawn/kill/wait cycles, random timers; fails when
@@ -264,5 +270,5 @@ clean:
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
         run-busted-each check-shortio check-c fuzz check-gcstress tidy \
         soak alloc-fail coverage record-openresty record-cosocket-random \
-        record-thread-random \
+        record-thread-random record-udp-random \
         cppcheck format lint bench clean
