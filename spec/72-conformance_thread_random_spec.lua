@@ -10,13 +10,8 @@
 -- and each must do what it did in OpenResty, line for line, except the
 -- programs listed in DIVERGENT below (pending, with what differs, a
 -- deliberate difference the README lists).
-local net = require "spec.support.net"
-local ngxc = require "corosched.ngx"
 local ngx_env = require "spec.support.ngx_env"
 local m = require "spec.support.thread_random_cases"
-local show = require("spec.support.openresty_cases").show
-
-local save_globals, restore_globals = ngx_env.saver()
 
 -- what corosched does differently in the programs listed below
 local SLEEP0_TIMER = "ngx.sleep(0) and ngx.timer.at(0) callbacks interleave "
@@ -36,37 +31,17 @@ for _, i in ipairs({
 end
 
 
-describe("random light-thread programs recorded from OpenResty", function()
-  local seed, count, recorded = ngx_env.load_recording(
-    "thread_random_recorded.txt", "program")
-  local programs = m.generate(m.SEED, m.COUNT)
-  local got
-
-  setup(function()
-    save_globals()
-    local ok, err = pcall(net.run, function()
-      ngxc.install()
-      got = m.run_all(programs, show)
-    end, { allow_errors = true, timeout = 60 })
-    restore_globals()
-    assert(ok, err)
-  end)
-
-  it("the recording is of these programs", function()
-    assert.are.equal(m.SEED, seed)
-    assert.are.equal(m.COUNT, count)
-    for i = 1, m.COUNT do
-      assert(recorded[i], "program " .. i .. " is not recorded (run "
-             .. "spec/support/record_thread_random.sh)")
-    end
-  end)
-
-  for i in ipairs(programs) do
-    it(("program %d"):format(i), function()
-      if DIVERGENT[i] then
-        pending("deliberate difference (README): " .. DIVERGENT[i])
-      end
-      assert.are.equal(recorded[i], got[i])
-    end)
-  end
-end)
+ngx_env.replay_cases({
+  title = "random light-thread programs recorded from OpenResty",
+  file = "thread_random_recorded.txt",
+  cases = m,
+  recorder = "record_thread_random.sh",
+  word = "program",
+  no_peer = true,
+  run_opts = { allow_errors = true, timeout = 60 },
+  name = function(i) return ("program %d"):format(i) end,
+  skip = function(_, i)
+    return DIVERGENT[i] and "deliberate difference (README): "
+      .. DIVERGENT[i]
+  end,
+})

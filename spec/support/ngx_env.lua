@@ -232,14 +232,16 @@ function M.load_recording(name, word)
   return seed, count, texts
 end
 
--- the spec of a recording of random cosocket cases (spec/71, spec/73):
+-- the spec of a recording of random cases (spec/71, spec/72, spec/73):
 -- opts.file (the recording, in spec/support/), opts.cases (the cases
 -- module: SEED, COUNT, generate, run_all), opts.recorder (the script
 -- that records it), opts.title, opts.name(i, c) (each case's test name),
--- optional opts.skip(c) (true: the case is pending) and
--- opts.expected(recorded, i) (the text case i must give; recorded[i] by
--- default). Runs the cases on corosched against script_peer.py, in
--- setup, and compares them case by case.
+-- optional opts.skip(c, i) (true: the case is pending; a string: pending
+-- with that reason), opts.expected(recorded, i) (the text case i must
+-- give; recorded[i] by default), opts.word (what the recording calls a
+-- case: "case"), opts.no_peer (run_all(cases, show), without
+-- script_peer.py) and opts.run_opts (net.run's options). Runs the cases
+-- on corosched, in setup, and compares them case by case.
 function M.replay_cases(opts)
   local net = require "spec.support.net"
   local script_peer = require "spec.support.script_peer"
@@ -251,34 +253,42 @@ function M.replay_cases(opts)
   local m = opts.cases
   local save_globals, restore_globals = M.saver()
   describe(opts.title, function()
-    local seed, count, recorded = M.load_recording(opts.file, "case")
+    local word = opts.word or "case"
+    local seed, count, recorded = M.load_recording(opts.file, word)
     local cases = m.generate(m.SEED, m.COUNT)
     local got
 
     setup(function()
       save_globals()
-      local peer = script_peer.start()
+      local peer = not opts.no_peer and script_peer.start()
       local ok, err = pcall(net.run, function()
         ngxc.install()
-        got = m.run_all(cases, peer, show)
-      end)
-      script_peer.stop()
+        if peer then
+          got = m.run_all(cases, peer, show)
+        else
+          got = m.run_all(cases, show)
+        end
+      end, opts.run_opts)
+      if peer then script_peer.stop() end
       restore_globals()
       assert(ok, err)
     end)
 
-    it("the recording is of these cases", function()
+    it(("the recording is of these %ss"):format(word), function()
       assert.are.equal(m.SEED, seed)
       assert.are.equal(m.COUNT, count)
       for i = 1, m.COUNT do
-        assert(recorded[i], "case " .. i .. " is not recorded (run "
+        assert(recorded[i], word .. " " .. i .. " is not recorded (run "
                .. "spec/support/" .. opts.recorder .. ")")
       end
     end)
 
     for i, c in ipairs(cases) do
-      local test = opts.skip and opts.skip(c) and pending or it
-      test(opts.name(i, c), function()
+      local skip = opts.skip and opts.skip(c, i)
+      local name = opts.name(i, c)
+      if type(skip) == "string" then name = name .. ": " .. skip end
+      local test = skip and pending or it
+      test(name, function()
         local want = recorded[i]
         if opts.expected then want = opts.expected(recorded, i) end
         assert.are.equal(want, got[i])
