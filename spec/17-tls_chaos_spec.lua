@@ -103,6 +103,9 @@ describe("TLS under kills and closes", function()
         cs.sleep(rand(0, 3) / 1000)
         local act, i = rand(8), rand(sessions)
         if #forced > 0 then act, i = table.unpack(table.remove(forced, 1)) end
+        -- (the last session is left alone, so that one ends whole however
+        -- slow the machine: valgrind with the other CI lanes beside it)
+        if i == sessions then act = 8 end
         if act <= 2 and not ended[i]
             and cs.thread.status(ts[i]) ~= "zombie" then
           assert.equal(1, kill(ts[i]))
@@ -120,6 +123,7 @@ describe("TLS under kills and closes", function()
             local ok, res = wait(ts[j])
             assert(ok, res)
             if res == "whole" then counts.whole = counts.whole + 1 end
+            if j == sessions then assert.equal("whole", res) end
             ended[j] = true
             left = left - 1
           end
