@@ -12,7 +12,8 @@
  *       (64 bytes), starting once all are connected. Then WARMUP_S
  *       seconds, then counts
  *       round trips for DURATION_S seconds. Prints
- *       "rate=<round trips/s> cpu_us=<process CPU us per round trip> n=CONNS"
+ *       "rate=<round trips/s> cpu_us=<process CPU us per round trip>
+ *       user_us=<of which in user space> n=CONNS"
  *   echo_client idle HOST PORTS CONNS
  *       CONNS connections, each with its read event armed, nothing sent.
  *       Prints "per_conn=<VmRSS growth / CONNS, bytes> n=CONNS"
@@ -55,7 +56,7 @@ static unsigned short ports[MAXPORTS];
 static int nports;
 static char msg[MSG];
 static unsigned long long count, count0;
-static double t0, c0, warmup, duration;
+static double t0, c0, u0, warmup, duration;
 static long rss0;
 static struct event *phase;
 
@@ -63,6 +64,15 @@ static void die(const char *what)
 {
     fprintf(stderr, "echo_client: %s: %s\n", what, strerror(errno));
     exit(1);
+}
+
+/* user CPU time of the process, seconds */
+static double user_time(void)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_SELF, &ru);
+    return (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec * 1e-6;
 }
 
 static double now(clockid_t id)
@@ -152,14 +162,16 @@ static void phase_cb(evutil_socket_t fd, short what, void *arg)
     if (t0 == 0) { /* the warm-up ends */
         t0 = now(CLOCK_MONOTONIC);
         c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+        u0 = user_time();
         count0 = count;
         start_phase(duration);
         return;
     }
     t = now(CLOCK_MONOTONIC) - t0;
     c = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    printf("rate=%.1f cpu_us=%.3f n=%d\n", (double) (count - count0) / t,
-           c * 1e6 / (double) (count - count0), nconn);
+    printf("rate=%.1f cpu_us=%.3f user_us=%.3f n=%d\n",
+           (double) (count - count0) / t, c * 1e6 / (double) (count - count0),
+           (user_time() - u0) * 1e6 / (double) (count - count0), nconn);
     event_base_loopbreak(base);
 }
 

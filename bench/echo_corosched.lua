@@ -6,7 +6,8 @@
 -- rt: CONNS light threads, each with its own cosocket, loop send(64 bytes)
 -- + receive(64), all starting once all are connected (a semaphore). Then
 -- WARMUP_S seconds, then round trips are counted for DURATION_S seconds. Prints
--- "rate=<round trips/s> cpu_us=<process CPU us per round trip> n=CONNS".
+-- "rate=<round trips/s> cpu_us=<process CPU us per round trip>
+-- user_us=<of which in user space> n=CONNS".
 -- idle: CONNS light threads each parked in receive(64) on a server that
 -- never answers. Prints "per_conn=<VmRSS growth / CONNS, bytes> heap=<Lua
 -- heap growth / CONNS> n=CONNS".
@@ -28,12 +29,8 @@ if (mode ~= "rt" and mode ~= "idle") or not host or not port or not n
   os.exit(2)
 end
 
-local function rss()
-  local f = assert(io.open("/proc/self/status"))
-  local kb = f:read("a"):match("VmRSS:%s*(%d+)")
-  f:close()
-  return tonumber(kb) * 1024
-end
+local proc = require "bench.echo_proc"
+local rss, user_time = proc.rss, proc.user_time
 
 local function fail(what, err)
   io.stderr:write("echo_corosched: ", what, ": ", tostring(err), "\n")
@@ -90,12 +87,12 @@ cs.run(function()
   go:post(n)
   cs.sleep(warmup)
   cs.update_time()
-  local t0, c0, k0 = cs.now(), os.clock(), count
+  local t0, c0, u0, k0 = cs.now(), os.clock(), user_time(), count
   cs.sleep(duration)
   cs.update_time()
   local t, c, k = cs.now() - t0, os.clock() - c0, count - k0
-  io.write(string.format("rate=%.1f cpu_us=%.3f n=%d\n", k / t, c * 1e6 / k,
-                         n))
+  io.write(string.format("rate=%.1f cpu_us=%.3f user_us=%.3f n=%d\n", k / t,
+                         c * 1e6 / k, (user_time() - u0) * 1e6 / k, n))
   io.stdout:flush()
   os.exit(0) -- the kernel closes the sockets
 end)

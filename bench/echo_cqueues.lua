@@ -23,12 +23,8 @@ if (mode ~= "rt" and mode ~= "idle") or not host or not port or not n
   os.exit(2)
 end
 
-local function rss()
-  local f = assert(io.open("/proc/self/status"))
-  local kb = f:read("a"):match("VmRSS:%s*(%d+)")
-  f:close()
-  return tonumber(kb) * 1024
-end
+local proc = require "bench.echo_proc"
+local rss, user_time = proc.rss, proc.user_time
 
 local function fail(what, err)
   io.stderr:write("echo_cqueues: ", what, ": ", tostring(err), "\n")
@@ -91,11 +87,11 @@ cq:wrap(function()
   started = true
   go:signal()
   cqueues.sleep(warmup)
-  local t0, c0, k0 = cqueues.monotime(), os.clock(), count
+  local t0, c0, u0, k0 = cqueues.monotime(), os.clock(), user_time(), count
   cqueues.sleep(duration)
   local t, c, k = cqueues.monotime() - t0, os.clock() - c0, count - k0
-  io.write(string.format("rate=%.1f cpu_us=%.3f n=%d\n", k / t, c * 1e6 / k,
-                         n))
+  io.write(string.format("rate=%.1f cpu_us=%.3f user_us=%.3f n=%d\n", k / t,
+                         c * 1e6 / k, (user_time() - u0) * 1e6 / k, n))
   io.stdout:flush()
   os.exit(0)
 end)

@@ -105,28 +105,36 @@ local function rt_row(bench, label, goal)
   row { label, cells, r and string.format("%.2fx", r) or "n/a", verdict }
 end
 
--- the client's own CPU time per round trip (robust to a slow server)
-local function cpu_row(bench, label)
-  local c = get(bench .. ".c", "cpu_us")
+-- the client's own CPU time per round trip (robust to a slow server), or
+-- (key "user_us") the part of it spent in user space
+local function cpu_row(bench, label, key)
+  key = key or "cpu_us"
+  local c = get(bench .. ".c", key)
   local cells = {}
   for _, impl in ipairs(IMPLS) do
-    local v = get(bench .. "." .. impl, "cpu_us")
+    local v = get(bench .. "." .. impl, key)
     local s = v and string.format("%.2f", v) or "n/a"
     if v and c and impl ~= "c" and impl ~= "corosched" then
       s = string.format("%s (%.2fx)", s, v / c)
     end
     cells[impl] = s
   end
-  local cs = get(bench .. ".corosched", "cpu_us")
-  row { label, cells,
-        (cs and c) and string.format("%.2fx C's cost (%.2fx speed)", cs / c, c / cs) or "n/a",
-        "info" }
+  local cs = get(bench .. ".corosched", key)
+  local ratio = "n/a"
+  if cs and c and key == "cpu_us" then
+    ratio = string.format("%.2fx C's cost (%.2fx speed)", cs / c, c / cs)
+  elseif cs and c then
+    ratio = string.format("%.2fx C's (%+.2f us)", cs / c, cs - c)
+  end
+  row { label, cells, ratio, "info" }
 end
 
 rt_row("rt_split_100", "1. echo round trips/s, C=100 (client core 0, server core 1)", 0.95)
 rt_row("rt_split_1000", "1. echo round trips/s, C=1000 (client core 0, server core 1)", 0.90)
 cpu_row("rt_split_100", "1. (info) client CPU us per round trip, C=100 (as above)")
 cpu_row("rt_split_1000", "1. (info) client CPU us per round trip, C=1000 (as above)")
+cpu_row("rt_split_100", "1. (info) of which user space (the rest: the kernel), C=100", "user_us")
+cpu_row("rt_split_1000", "1. (info) of which user space (the rest: the kernel), C=1000", "user_us")
 rt_row("rt_shared_100", "1. echo round trips/s, C=100, client and server both on core 0", nil)
 rt_row("rt_shared_1000", "1. echo round trips/s, C=1000, client and server both on core 0", nil)
 
