@@ -103,6 +103,11 @@ check-valgrind: deps
 	    --errors-for-leak-kinds=definite --keep-debuginfo=yes \
 	    --suppressions=.ci/valgrind.supp $(BUSTED)
 
+# luarocks make of the rockspec into a temporary tree, then the modules
+# and examples from that tree (.ci/check_rock.sh)
+check-rock:
+	sh .ci/check_rock.sh
+
 run-busted:
 	$(BUSTED)
 
@@ -268,7 +273,7 @@ clean:
 	rm -rf build build-asan build-testing build-cov
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
-        run-busted-each check-shortio check-c fuzz check-gcstress tidy \
+        run-busted-each check-shortio check-c check-rock fuzz check-gcstress tidy \
         soak alloc-fail coverage record-openresty record-cosocket-random \
         record-thread-random record-udp-random \
         cppcheck format lint bench clean
