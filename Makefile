@@ -273,7 +273,8 @@ clean:
 	rm -rf build build-asan build-testing build-cov
 
 .PHONY: all deps env test demo check-asan check-valgrind run-busted \
-        run-busted-each check-shortio check-c check-rock fuzz check-gcstress tidy \
+        run-busted-each check-shortio check-c check-rock fuzz \
+        check-gcstress tidy \
         soak alloc-fail coverage record-openresty record-cosocket-random \
         record-thread-random record-udp-random \
         cppcheck format lint bench clean
