@@ -59,30 +59,26 @@
  *   read_until pushes all the bytes dropped from the partial match at once
  *   (`pending_len = old_state + 1 - state`, or `state` bytes when no
  *   recovering edge applies) and returns if `u->rest <= pending_len`, so a
- *   chunk can overshoot by up to len(pattern) - 2 bytes. This engine never
- *   overshoots: bytes of a failed partial match that do not fit are kept in
- *   the cs_until_t and start the next chunk. Chunks are therefore exactly
- *   `size` bytes except the one that ends at the pattern, which the
- *   documentation allows ("might be a little longer").
+ *   chunk can overshoot by up to len(pattern) - 2 bytes. This engine does
+ *   the same (cs_until_pending gives them out whole when a size is set).
  *
  * - OpenResty's matcher is a hand-built DFA with one recovering edge per
  *   state (ngx_http_lua_socket_compile_pattern) and is not complete for
  *   every self-overlapping pattern; this one is KMP with a full failure
  *   table, and never loses or duplicates a byte whatever the chunking.
  *
- * - A sized call that returns while a partial match is in progress keeps
- *   it; when another reader of the socket starts, those bytes go back to
- *   the front of its buffer (read_prepare; t/066 TEST 22). On a timeout
- *   OpenResty keeps the partial match in cp->state and leaves those bytes
- *   out of `partial`; they stay the iterator's when another reader reads
- *   in between (it does not see them), and the iterator goes on with
- *   them. When the stream ends (closed, reset) they are dropped: "ab-"
- *   then EOF, pattern "--", gives nil, "closed", "ab". (The last two
- *   recorded from OpenResty, spec/59.) Here the caller chooses: the
- *   held bytes stay in the cs_until_t (the same iterator goes on),
- *   cs_until_unread puts them back into `in`, cs_until_flush appends them
- *   to `partial` (after cs_until_drop_match, the pending data only),
- *   cs_until_reset forgets them.
+ * - A call that returns while a partial match is in progress (a sized
+ *   call, or a timeout, whose `partial` leaves those bytes out) keeps it in
+ *   cp->state; when another reader of the socket starts, those bytes go
+ *   back to the front of its buffer (read_prepare, lua-nginx-module 0.10.25
+ *   and later; t/066 TEST 22; 0.10.23 left them with the iterator), and the
+ *   same iterator called again goes on with them. When the stream ends
+ *   (closed, reset) they are dropped: "ab-" then EOF, pattern "--", gives
+ *   nil, "closed", "ab" (recorded from OpenResty, spec/59). Here the
+ *   caller chooses: the held bytes stay in the cs_until_t (the same
+ *   iterator goes on), cs_until_unread puts them back into `in`,
+ *   cs_until_flush appends them to `partial` (after cs_until_drop_match,
+ *   the pending data only), cs_until_reset forgets them.
  *
  * Differences on purpose (corosched): without a size, maxline > 0 bounds the
  * data (CS_LIMIT, "line too long"); the pattern appended by `inclusive`

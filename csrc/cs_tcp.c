@@ -247,14 +247,16 @@ cs_tcp_check_state(lua_State *L, const cs_tcp_t *u, short what)
 }
 
 
-/* the bytes a receiveuntil iterator holds belong to this connection only */
+/* the connection ends (closed or pooled): no reader of the next one takes
+ * back the bytes of a partial match the last iterator holds. The iterator
+ * keeps them, and goes on with them if it is called on the next
+ * connection, as in lua-nginx-module (its compiled pattern outlives the
+ * upstream; recorded in spec/59) */
 static void
 cs_tcp_drop_hold(cs_tcp_t *u)
 {
-    if (u->x != NULL && u->x->hold != NULL) {
-        cs_until_reset(u->x->hold);
+    if (u->x != NULL)
         u->x->hold = NULL;
-    }
 }
 
 
@@ -364,18 +366,16 @@ cs_tcp_rx_fail(lua_State *L, cs_tcp_t *u, const char *err, int close)
 
     lua_pushnil(L);
     lua_pushstring(L, err);
-    /* after a timeout the iterator keeps its partial match and goes on
-     * with it, and another reader in between does not see those bytes
-     * (OpenResty, recorded in spec/59); other errors end the stream: its
-     * pending data goes to partial, the bytes of a partial match are
-     * dropped (OpenResty) */
-    if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL) {
-        if (strcmp(err, "timeout") == 0) {
-            u->x->hold = NULL;
-        } else {
-            cs_until_drop_match(u->x->ru);
-            cs_until_flush(u->x->ru, &u->x->out);
-        }
+    /* after a timeout the iterator keeps its partial match (u->x->hold):
+     * called again, it goes on with it; another reader first takes those
+     * bytes back (cs_tcp_rx_start), as lua-nginx-module 0.10.25 and later
+     * do (0.10.23, recorded in spec/59, leaves them with the iterator).
+     * Other errors end the stream: its pending data goes to partial, the
+     * bytes of a partial match are dropped (OpenResty) */
+    if (u->rmode == CS_RX_UNTIL && CS_TCP_X(u, ru, NULL) != NULL
+        && strcmp(err, "timeout") != 0) {
+        cs_until_drop_match(u->x->ru);
+        cs_until_flush(u->x->ru, &u->x->out);
     }
     lua_pushlstring(L, cs_buf_len(out) ? cs_buf_ptr(out) : "",
                     cs_buf_len(out));
@@ -662,9 +662,9 @@ cs_tcp_rx_start(lua_State *L, cs_tcp_t *u, int mode)
     u->rmode = mode;
     if (x != NULL) {
         cs_buf_reset(&x->out);
-        /* another reader: the bytes the last iterator held are its input
-         * (OpenResty's read_prepare; after a timeout the iterator keeps
-         * them, see cs_tcp_rx_fail) */
+        /* another reader: the bytes the last iterator held, after a call
+         * with a size or a timeout, are its input (lua-nginx-module's
+         * read_prepare, 0.10.25 and later) */
         if (x->hold != NULL && x->hold != reader
             && cs_until_unread(x->hold, &u->in) != CS_OK)
             return cs_tcp_rx_fail(L, u, "no memory", 1);
@@ -774,13 +774,11 @@ cs_until__gc(lua_State *L)
     cs_tcp_until_t *w = lua_touserdata(L, 1);
 
     /* the socket's memory outlives this: it is an upvalue of the same
-     * iterator, freed after this finalizer at the earliest. What the
-     * iterator held goes back to the socket (if it fails, it is lost). */
-    if (w->sock != NULL && CS_TCP_X(w->sock, hold, NULL) == &w->m) {
-        if (w->sock->s.fd >= 0)
-            (void) cs_until_unread(&w->m, &w->sock->in);
+     * iterator, freed after this finalizer at the earliest. The bytes of a
+     * partial match the iterator held go with it, as in lua-nginx-module
+     * (they live in its compiled pattern; recorded in spec/59) */
+    if (w->sock != NULL && CS_TCP_X(w->sock, hold, NULL) == &w->m)
         w->sock->x->hold = NULL;
-    }
     cs_until_free(&w->m);
     return 0;
 }

@@ -42,9 +42,10 @@ describe("tcp timeouts", function()
   end)
 
   -- OpenResty: the iterator keeps a partial match over a timeout (it is
-  -- left out of partial) and goes on with it; another reader does not get
-  -- those bytes (it does after a sized call that returned data: read_prepare,
-  -- t/066 TEST 22)
+  -- left out of partial) and goes on with it; another reader first takes
+  -- those bytes back (lua-nginx-module 0.10.25 and later: read_prepare, as
+  -- after a sized call, t/066 TEST 22; 0.10.23, recorded in spec/59, leaves
+  -- them with the iterator)
   it("read: receiveuntil keeps a partial match over a timeout, and the "
      .. "search goes on afterwards", function()
     net.run(function()
@@ -59,11 +60,11 @@ describe("tcp timeouts", function()
       assert.same({ nil, "timeout", "w" }, { r(10) })
       assert(s:send("abc-"))
       assert.same({ nil, "timeout", "abc" }, { r() })
-      -- another reader does not see the held "-" (recorded from
-      -- OpenResty, spec/59): it stays the iterator's
+      -- another reader gets the held "-" first, and the iterator starts
+      -- afresh
       assert(s:send("+q--"))
-      assert.equal("+", c:receive(1))
-      assert.equal("-q", r())
+      assert.equal("-", c:receive(1))
+      assert.equal("+q", r())
       c:close(); s:close()
     end)
   end)
@@ -101,6 +102,24 @@ describe("tcp timeouts", function()
       assert(s2:send("g"))
       assert.same({ nil, "timeout", "g" }, { c2:receive(2) }) -- "-" is gone
       c2:close(); s2:close()
+    end)
+  end)
+
+  it("read: bytes a receiveuntil iterator holds after a call with a size "
+     .. "go to the next other reader, and the iterator starts afresh",
+     function()
+    net.run(function()
+      local c, s = net.pair()
+      c:settimeout(50)
+      local r = c:receiveuntil("aab")
+      -- the third "a" fails the match "aa" started: one "a" out, "aa" held
+      assert(s:send("aaa"))
+      assert.equal("a", r(1))
+      assert.same({ nil, "timeout", "aa" }, { c:receive(3) }) -- taken back
+      assert(s:send("aabc"))
+      assert.equal("", r())
+      assert.same({ nil, "timeout", "c" }, { r() })
+      c:close(); s:close()
     end)
   end)
 
