@@ -999,6 +999,16 @@ local function supervise(rounds)
           ({ "kill", "kill_after_send", "close", "kill_idle" })[rand(4)]
       end
     end
+    -- a sender killed while parked in its receive: the turns above meet
+    -- one about 5 times a run, and a loaded machine made it 0 once; then
+    -- wait for one to read (it does every 16 turns or so) and kill it
+    for _ = 1, 2000 do
+      if (counts.kill_sender_in_receive or 0) > 0 then break end
+      for _, sd in ipairs(state.senders) do
+        if sd.reading then kill_sender(sd) break end
+      end
+      cs.sleep(0.001)
+    end
   end)
   if not ok and not state.failed then pcall(fail, "%s", err) end
   -- the end: senders stop, readers drain their queues
